@@ -1,0 +1,46 @@
+# Strata build and test entry points. See README.md.
+export PATH := $(PATH):/usr/local/go/bin
+GO ?= go
+BIN := bin
+FUZZTIME ?= 30s
+SEEDS ?= 10000
+PARALLEL ?= 2
+
+.PHONY: all build run test test-short fuzz swarm soak lint clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# Starts the server on the embedded default config (data under ./local_data,
+# TCP on 127.0.0.1:8090) with the development root credentials iggy/iggy.
+run: build
+	./$(BIN)/strata-server --with-default-root-credentials
+
+# The whole suite, with the expensive invariant checks compiled in.
+test:
+	$(GO) vet ./...
+	$(GO) test -tags invariants -count=1 -timeout 9m ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# A long simulator swarm: make swarm SEEDS=10000
+swarm: build
+	./$(BIN)/strata-sim swarm --seeds $(SEEDS) --parallel $(PARALLEL)
+
+soak: build
+	./$(BIN)/strata-sim swarm --seeds 100000 --parallel $(PARALLEL)
+
+clean:
+	rm -rf $(BIN)
