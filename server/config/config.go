@@ -1,0 +1,244 @@
+// Package config loads the server configuration: an embedded default TOML
+// document, optionally a file given with --config, then environment
+// overrides named STRATA_<SECTION>_<KEY>. Section and key names follow
+// Iggy's server config wherever the feature exists.
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/BurntSushi/toml"
+)
+
+//go:embed default.toml
+var defaultTOML string
+
+// DefaultTOML returns the embedded default configuration document.
+func DefaultTOML() string { return defaultTOML }
+
+// ErrInvalid is wrapped by every validation failure; the message names the
+// offending key.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is the whole server configuration.
+type Config struct {
+	System              System              `toml:"system"`
+	TCP                 Listener            `toml:"tcp"`
+	QUIC                Listener            `toml:"quic"`
+	HTTP                Listener            `toml:"http"`
+	WebSocket           Listener            `toml:"websocket"`
+	MessageBus          MessageBus          `toml:"message_bus"`
+	Heartbeat           Heartbeat           `toml:"heartbeat"`
+	Metadata            Metadata            `toml:"metadata"`
+	Partition           PartitionWAL        `toml:"partition"`
+	PersonalAccessToken PersonalAccessToken `toml:"personal_access_token"`
+	Cluster             Cluster             `toml:"cluster"`
+}
+
+// System holds the [system] section and its subsections.
+type System struct {
+	Path       string     `toml:"path"`
+	Logging    Logging    `toml:"logging"`
+	IO         IO         `toml:"io"`
+	Partition  Partition  `toml:"partition"`
+	Segment    Segment    `toml:"segment"`
+	Topic      Topic      `toml:"topic"`
+	Sharding   Sharding   `toml:"sharding"`
+	MemoryPool MemoryPool `toml:"memory_pool"`
+}
+
+// Logging is [system.logging].
+type Logging struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+	Path   string `toml:"path"`
+}
+
+// IO is [system.io].
+type IO struct {
+	Engine string `toml:"engine"`
+}
+
+// Partition is [system.partition]: the default flush thresholds.
+type Partition struct {
+	MessagesRequiredToSave       uint32   `toml:"messages_required_to_save"`
+	SizeOfMessagesRequiredToSave ByteSize `toml:"size_of_messages_required_to_save"`
+	EnforceFsync                 bool     `toml:"enforce_fsync"`
+	ValidateChecksum             bool     `toml:"validate_checksum"`
+}
+
+// Segment is [system.segment].
+type Segment struct {
+	Size ByteSize `toml:"size"`
+}
+
+// Topic is [system.topic]: defaults for new topics.
+type Topic struct {
+	Durability               string `toml:"durability"`
+	ConsumerOffsetDurability string `toml:"consumer_offset_durability"`
+}
+
+// Sharding is [system.sharding].
+type Sharding struct {
+	CPUAllocation string `toml:"cpu_allocation"`
+	PinCores      bool   `toml:"pin_cores"`
+}
+
+// MemoryPool is [system.memory_pool].
+type MemoryPool struct {
+	Enabled        bool     `toml:"enabled"`
+	Size           ByteSize `toml:"size"`
+	BucketCapacity uint32   `toml:"bucket_capacity"`
+}
+
+// Listener is a transport section ([tcp], [quic], [http], [websocket]).
+type Listener struct {
+	Enabled bool   `toml:"enabled"`
+	Address string `toml:"address"`
+}
+
+// MessageBus is [message_bus].
+type MessageBus struct {
+	MaxMessageSize uint32 `toml:"max_message_size"`
+}
+
+// Heartbeat is [heartbeat].
+type Heartbeat struct {
+	Enabled  bool     `toml:"enabled"`
+	Interval Duration `toml:"interval"`
+}
+
+// Metadata is [metadata].
+type Metadata struct {
+	JournalSlots    uint32 `toml:"journal_slots"`
+	ClientsTableMax uint32 `toml:"clients_table_max"`
+}
+
+// PartitionWAL is [partition].
+type PartitionWAL struct {
+	WALBytesMax ByteSize `toml:"wal_bytes_max"`
+}
+
+// PersonalAccessToken is [personal_access_token].
+type PersonalAccessToken struct {
+	MaxTokensPerUser uint32 `toml:"max_tokens_per_user"`
+}
+
+// Cluster is [cluster].
+type Cluster struct {
+	Enabled bool `toml:"enabled"`
+}
+
+// Limits on configuration values, checked by Validate.
+const (
+	frameSizeMin         = 256
+	frameSizeMax         = 1 << 30
+	segmentSizeMin       = 1 << 20
+	segmentSizeMax       = 1 << 30
+	journalSlotsMin      = 16
+	journalSlotsMax      = 1 << 20
+	messagesToSaveMax    = 16_777_216
+	memoryPoolMin        = 512 << 20
+	clientsTableMaxLimit = 1 << 20
+)
+
+// Load builds the configuration: the embedded default, then the file at
+// path (when path is not empty), then environment overrides from environ
+// (os.Environ() in production). It validates the result.
+func Load(path string, environ []string) (*Config, error) {
+	var cfg Config
+	if _, err := toml.Decode(defaultTOML, &cfg); err != nil {
+		return nil, fmt.Errorf("embedded default config: %w", err)
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config %s: %w", path, err)
+		}
+		meta, err := toml.Decode(string(data), &cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+		}
+		if undecoded := meta.Undecoded(); len(undecoded) > 0 {
+			return nil, fmt.Errorf("%w: %s: unknown key %q", ErrInvalid, path, undecoded[0].String())
+		}
+	}
+	if err := applyEnv(&cfg, environ); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Validate checks every value that has a constrained range and names the
+// offending key in its error.
+func (c *Config) Validate() error {
+	bad := func(key string, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalid, key, fmt.Sprintf(format, args...))
+	}
+	if c.System.Path == "" {
+		return bad("system.path", "must not be empty")
+	}
+	switch c.System.Logging.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("system.logging.level", "%q is not one of debug, info, warn, error", c.System.Logging.Level)
+	}
+	switch c.System.Logging.Format {
+	case "text", "json":
+	default:
+		return bad("system.logging.format", "%q is not one of text, json", c.System.Logging.Format)
+	}
+	switch c.System.IO.Engine {
+	case "auto", "uring", "sync":
+	default:
+		return bad("system.io.engine", "%q is not one of auto, uring, sync", c.System.IO.Engine)
+	}
+	if n := c.System.Partition.MessagesRequiredToSave; n < 1 || n > messagesToSaveMax {
+		return bad("system.partition.messages_required_to_save", "%d is outside 1..%d", n, messagesToSaveMax)
+	}
+	if s := c.System.Partition.SizeOfMessagesRequiredToSave; s < 1 || s > segmentSizeMax {
+		return bad("system.partition.size_of_messages_required_to_save", "%d is outside 1..%d", s, segmentSizeMax)
+	}
+	if s := c.System.Segment.Size; s < segmentSizeMin || s > segmentSizeMax || s%512 != 0 {
+		return bad("system.segment.size", "%d must be a multiple of 512 within %d..%d", s, segmentSizeMin, segmentSizeMax)
+	}
+	for _, kv := range [][2]string{
+		{"system.topic.durability", c.System.Topic.Durability},
+		{"system.topic.consumer_offset_durability", c.System.Topic.ConsumerOffsetDurability},
+	} {
+		if kv[1] != "replicated" && kv[1] != "persisted" {
+			return bad(kv[0], "%q is not one of replicated, persisted", kv[1])
+		}
+	}
+	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
+		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)
+	}
+	if c.TCP.Enabled && c.TCP.Address == "" {
+		return bad("tcp.address", "must not be empty when tcp.enabled")
+	}
+	if m := c.MessageBus.MaxMessageSize; m < frameSizeMin || m > frameSizeMax {
+		return bad("message_bus.max_message_size", "%d is outside %d..%d", m, frameSizeMin, frameSizeMax)
+	}
+	if n := c.Metadata.JournalSlots; n < journalSlotsMin || n > journalSlotsMax {
+		return bad("metadata.journal_slots", "%d is outside %d..%d", n, journalSlotsMin, journalSlotsMax)
+	}
+	if n := c.Metadata.ClientsTableMax; n < 1 || n > clientsTableMaxLimit {
+		return bad("metadata.clients_table_max", "%d is outside 1..%d", n, clientsTableMaxLimit)
+	}
+	if c.Heartbeat.Enabled && c.Heartbeat.Interval <= 0 {
+		return bad("heartbeat.interval", "must be positive")
+	}
+	if c.PersonalAccessToken.MaxTokensPerUser < 1 {
+		return bad("personal_access_token.max_tokens_per_user", "must be at least 1")
+	}
+	if c.Cluster.Enabled {
+		return bad("cluster.enabled", "clustering is not available in this build")
+	}
+	return nil
+}
