@@ -1,0 +1,476 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Log defaults.
+const (
+	// SegmentSizeDefault is the topic default segment_size (1 GiB).
+	SegmentSizeDefault = 1 << 30
+	// indexIntervalBytesDefault spaces the index entries recovery rebuilds.
+	indexIntervalBytesDefault = 16 << 10
+)
+
+// LogOptions configures a partition log.
+type LogOptions struct {
+	// SegmentSizeBytes seals the active segment once it holds this many
+	// bytes; the batch that crosses it is written whole. 0 = 1 GiB.
+	SegmentSizeBytes int64
+	// StartOffset names the first segment of a log created empty (and of
+	// the segment Purge recreates). Usually 0.
+	StartOffset uint64
+	// IndexIntervalBytes spaces the entries recovery writes when it
+	// rebuilds an index from the log. 0 = 16 KiB.
+	IndexIntervalBytes int64
+}
+
+// LogStats are a log's counters.
+type LogStats struct {
+	Segments    int
+	Bytes       int64  // bytes of batch records in all segments
+	Messages    uint64 // messages in all segments
+	FirstOffset uint64 // offset of the oldest stored message (= NextOffset when empty)
+	NextOffset  uint64 // offset the next appended message gets
+}
+
+// Log is one partition's message log: segments `{start}.log` + `.index`
+// in one directory, the last one active. It is owned by one goroutine.
+//
+// Append writes; Sync makes what was appended durable. Reads see appended
+// data at once. Every batch read is verified before it is served.
+type Log struct {
+	fs   FS
+	dir  string
+	opts LogOptions
+	// Invariant: segments is never empty; segments[i+1].start =
+	// segments[i].next; only the last segment is written.
+	segments []*segment
+	fenced   *Corruption // set when recovery found unrepairable damage
+	failed   error       // a write or sync error; the log must be reopened
+	dirDirty bool        // a segment was created since the last SyncDir
+	messages uint64
+	bytes    int64
+	scanner  batchScanner
+	entryBuf [IndexEntrySize]byte
+}
+
+// OpenLog opens (creating when missing) the partition log in dir and
+// recovers it: every batch of every segment is validated (checksums,
+// tiling, contiguous offsets), a torn or corrupt tail of the last segment
+// is cut at the last good batch, indexes are verified against the log and
+// rebuilt where they disagree, and damage that is not a tail fences the log
+// (report.Corruption). The returned error is for I/O failures only.
+func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error) {
+	if opts.SegmentSizeBytes <= 0 {
+		opts.SegmentSizeBytes = SegmentSizeDefault
+	}
+	if opts.IndexIntervalBytes <= 0 {
+		opts.IndexIntervalBytes = indexIntervalBytesDefault
+	}
+	l := &Log{fs: fsys, dir: dir, opts: opts}
+	var report RecoveryReport
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, report, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	starts, err := l.listSegments()
+	if err != nil {
+		return nil, report, err
+	}
+	if len(starts) == 0 {
+		if err := l.createSegment(opts.StartOffset); err != nil {
+			return nil, report, err
+		}
+		return l, report, l.syncDir()
+	}
+	for i, start := range starts {
+		if err := l.recoverSegment(start, i == len(starts)-1, &report); err != nil {
+			return nil, report, errors.Join(err, l.Close())
+		}
+		if l.fenced != nil {
+			break
+		}
+	}
+	for _, s := range l.segments {
+		l.messages += s.messages
+		l.bytes += s.size
+	}
+	return l, report, nil
+}
+
+// listSegments returns the start offsets of the `.log` files in the
+// directory, ascending.
+func (l *Log) listSegments() ([]uint64, error) {
+	entries, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list log %s: %w", l.dir, err)
+	}
+	var starts []uint64
+	for _, e := range entries {
+		if start, ok := parseSegmentLogName(e.Name); ok && !e.IsDir {
+			starts = append(starts, start) // names sort numerically
+		}
+	}
+	return starts, nil
+}
+
+// recoverSegment opens and scans one segment, appending it to l.segments.
+func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) error {
+	seg := newSegment(l.dir, start)
+	var err error
+	if seg.log, err = l.fs.OpenReadWrite(seg.logPath); err != nil {
+		return fmt.Errorf("open %s: %w", seg.logPath, err)
+	}
+	if seg.index, err = l.fs.OpenReadWrite(seg.indexPath()); err != nil {
+		return errors.Join(fmt.Errorf("open %s: %w", seg.indexPath(), err), seg.close())
+	}
+	l.segments = append(l.segments, seg)
+	if n := len(l.segments); n > 1 && l.segments[n-2].next != start {
+		seg.next = start
+		l.fenced = &Corruption{File: seg.logPath, Offset: l.segments[n-2].next,
+			Err: fmt.Errorf("segment starts at %d, previous ends at %d: %w", start, l.segments[n-2].next, ErrCorrupt)}
+		report.Corruption = l.fenced
+		l.segments = l.segments[:n-1]
+		return seg.close()
+	}
+	size, err := seg.log.Size()
+	if err != nil {
+		return fmt.Errorf("size of %s: %w", seg.logPath, err)
+	}
+	indexImage, err := readAll(seg.index)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", seg.indexPath(), err)
+	}
+	entries, entriesBytes := DecodeIndex(indexImage)
+	r, err := scanSegment(&l.scanner, seg, size, entries, entriesBytes, int64(len(indexImage)), l.opts.IndexIntervalBytes)
+	if err != nil {
+		return err
+	}
+	seg.size, seg.next, seg.messages, seg.entries = r.goodEnd, r.next, r.messages, r.index
+	if r.bad != nil && (!last || r.badInMiddle) {
+		l.fenced = &Corruption{File: seg.logPath, Position: r.goodEnd, Offset: r.next, Err: r.bad}
+		report.Corruption = l.fenced
+		return nil // the fenced segment's files stay as they are
+	}
+	if r.bad != nil {
+		if err := seg.log.Truncate(r.goodEnd); err != nil {
+			return fmt.Errorf("truncate %s: %w", seg.logPath, err)
+		}
+		if err := seg.log.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", seg.logPath, err)
+		}
+		report.Truncations = append(report.Truncations, Truncation{
+			File: seg.logPath, Position: r.goodEnd, BytesDropped: size - r.goodEnd,
+			MessagesDropped: r.dropped, Reason: r.bad.Error(),
+		})
+	}
+	if !r.indexIntact {
+		if err := l.rewriteIndex(seg); err != nil {
+			return err
+		}
+		report.IndexesRebuilt = append(report.IndexesRebuilt, seg.indexPath())
+	}
+	return nil
+}
+
+// rewriteIndex replaces seg's index file with seg.entries and syncs it.
+func (l *Log) rewriteIndex(seg *segment) error {
+	image := make([]byte, len(seg.entries)*IndexEntrySize)
+	for i, e := range seg.entries {
+		PutIndexEntry(image[i*IndexEntrySize:], e)
+	}
+	if err := seg.index.Truncate(0); err != nil {
+		return fmt.Errorf("truncate %s: %w", seg.indexPath(), err)
+	}
+	if len(image) > 0 {
+		if _, err := seg.index.WriteAt(image, 0); err != nil {
+			return fmt.Errorf("write %s: %w", seg.indexPath(), err)
+		}
+	}
+	if err := seg.index.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", seg.indexPath(), err)
+	}
+	return nil
+}
+
+// readAll reads a whole open file.
+func readAll(f File) ([]byte, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, size)
+	if size == 0 {
+		return buf, nil
+	}
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// createSegment creates an empty active segment starting at start.
+func (l *Log) createSegment(start uint64) error {
+	seg := newSegment(l.dir, start)
+	var err error
+	if seg.log, err = l.fs.Create(seg.logPath); err != nil {
+		return fmt.Errorf("create %s: %w", seg.logPath, err)
+	}
+	if seg.index, err = l.fs.Create(seg.indexPath()); err != nil {
+		return errors.Join(fmt.Errorf("create %s: %w", seg.indexPath(), err), seg.close())
+	}
+	l.segments = append(l.segments, seg)
+	l.dirDirty = true
+	return nil
+}
+
+func (l *Log) syncDir() error {
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("sync directory %s: %w", l.dir, err)
+	}
+	l.dirDirty = false
+	return nil
+}
+
+func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
+
+// usable returns the error that stops writes, if any.
+func (l *Log) usable() error {
+	if l.failed != nil {
+		return fmt.Errorf("%s: %w (%v)", l.dir, ErrLogFailed, l.failed)
+	}
+	if l.fenced != nil {
+		return fmt.Errorf("%s at byte %d: %w", l.fenced.File, l.fenced.Position, ErrLogFenced)
+	}
+	return nil
+}
+
+// fail records a write-side error and returns it wrapped.
+func (l *Log) fail(err error) error {
+	l.failed = err
+	return fmt.Errorf("%s: %w: %w", l.dir, ErrLogFailed, err)
+}
+
+// Append writes one flush: whole stamped batches back to back whose
+// offsets continue the log (the first base_offset = NextOffset). It writes
+// them with one write per segment touched, adds one index entry per
+// segment touched, and seals and rolls the active segment when it reaches
+// the segment size (syncing the sealed segment first, so a later segment
+// never holds data that an earlier one might lose). It returns once the
+// bytes are written; call Sync for durability. It does not allocate per
+// message.
+func (l *Log) Append(batches []byte) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if err := checkAppend(batches, l.active().next); err != nil {
+		return err
+	}
+	for pos := 0; pos < len(batches); {
+		if l.active().size >= l.opts.SegmentSizeBytes {
+			if err := l.roll(); err != nil {
+				return err
+			}
+		}
+		seg := l.active()
+		end, messages := pos, uint64(0)
+		for end < len(batches) && seg.size+int64(end-pos) < l.opts.SegmentSizeBytes {
+			v := wire.BatchView(batches[end:])
+			messages += uint64(v.MessageCount())
+			end += int(v.BatchLength())
+		}
+		if err := l.writeChunk(seg, batches[pos:end], messages); err != nil {
+			return err
+		}
+		pos = end
+	}
+	return nil
+}
+
+// checkAppend verifies that batches are whole records with contiguous
+// offsets starting at next. Under the invariants tag every batch is fully
+// validated too.
+func checkAppend(batches []byte, next uint64) error {
+	if len(batches) == 0 {
+		return fmt.Errorf("empty append: %w", ErrBadAppend)
+	}
+	for pos := 0; pos < len(batches); {
+		if len(batches)-pos < wire.BatchHeaderSize {
+			return fmt.Errorf("partial header at byte %d: %w", pos, ErrBadAppend)
+		}
+		v := wire.BatchView(batches[pos:])
+		n := v.BatchLength()
+		if n < batchLengthMin || n > uint64(len(batches)-pos) || v.MessageCount() == 0 {
+			return fmt.Errorf("batch at byte %d: length %d, %d messages: %w", pos, n, v.MessageCount(), ErrBadAppend)
+		}
+		if v.BaseOffset() != next {
+			return fmt.Errorf("batch at byte %d has base offset %d, log is at %d: %w", pos, v.BaseOffset(), next, ErrBadAppend)
+		}
+		if err := checkBatchInvariants(batches[pos : pos+int(n)]); err != nil {
+			return fmt.Errorf("batch at byte %d: %w: %w", pos, ErrBadAppend, err)
+		}
+		next += uint64(v.MessageCount())
+		pos += int(n)
+	}
+	return nil
+}
+
+// writeChunk appends whole batches to seg and indexes the first.
+func (l *Log) writeChunk(seg *segment, chunk []byte, messages uint64) error {
+	v := wire.BatchView(chunk)
+	e := IndexEntry{Offset: v.BaseOffset(), Timestamp: v.BaseTimestamp(), Position: uint64(seg.size)}
+	n, err := seg.log.Append(chunk)
+	if err != nil || n != len(chunk) {
+		return l.fail(fmt.Errorf("append %s: wrote %d of %d bytes: %v", seg.logPath, n, len(chunk), err))
+	}
+	PutIndexEntry(l.entryBuf[:], e)
+	if n, err := seg.index.Append(l.entryBuf[:]); err != nil || n != IndexEntrySize {
+		return l.fail(fmt.Errorf("append %s: %v", seg.indexPath(), err))
+	}
+	seg.entries = append(seg.entries, e)
+	seg.size += int64(len(chunk))
+	seg.next += messages
+	seg.messages += messages
+	seg.dirty = true
+	l.messages += messages
+	l.bytes += int64(len(chunk))
+	return nil
+}
+
+// roll seals the active segment (syncing it) and starts a new one at the
+// next offset.
+func (l *Log) roll() error {
+	if err := l.syncSegment(l.active()); err != nil {
+		return err
+	}
+	if err := l.createSegment(l.active().next); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+func (l *Log) syncSegment(seg *segment) error {
+	if !seg.dirty {
+		return nil
+	}
+	if err := seg.log.Sync(); err != nil {
+		return l.fail(fmt.Errorf("sync %s: %v", seg.logPath, err))
+	}
+	if err := seg.index.Sync(); err != nil {
+		return l.fail(fmt.Errorf("sync %s: %v", seg.indexPath(), err))
+	}
+	seg.dirty = false
+	return nil
+}
+
+// Sync makes everything appended so far durable: data of every written
+// segment (fdatasync) and the directory entries of new segments.
+func (l *Log) Sync() error {
+	if l.failed != nil {
+		return l.usable()
+	}
+	for _, seg := range l.segments {
+		if err := l.syncSegment(seg); err != nil {
+			return err
+		}
+	}
+	if l.dirDirty {
+		if err := l.syncDir(); err != nil {
+			return l.fail(err)
+		}
+	}
+	return nil
+}
+
+// Stats returns the log's counters.
+func (l *Log) Stats() LogStats {
+	return LogStats{
+		Segments:    len(l.segments),
+		Bytes:       l.bytes,
+		Messages:    l.messages,
+		FirstOffset: l.segments[0].start,
+		NextOffset:  l.active().next,
+	}
+}
+
+// NextOffset returns the offset the next appended message gets (one past
+// the last readable message of a fenced log).
+func (l *Log) NextOffset() uint64 { return l.active().next }
+
+// Fenced returns the corruption that fences the log, or nil.
+func (l *Log) Fenced() *Corruption { return l.fenced }
+
+// DeleteOldestSealed removes up to n of the oldest sealed segments (never
+// the active one) and returns how many it removed.
+func (l *Log) DeleteOldestSealed(n int) (int, error) {
+	deleted := 0
+	for deleted < n && len(l.segments) > 1 {
+		seg := l.segments[0]
+		if err := seg.close(); err != nil {
+			return deleted, fmt.Errorf("close %s: %w", seg.logPath, err)
+		}
+		for _, p := range []string{seg.logPath, seg.indexPath()} {
+			if err := l.fs.Remove(p); err != nil && !errors.Is(err, ErrNotExist) {
+				return deleted, l.fail(fmt.Errorf("remove %s: %v", p, err))
+			}
+		}
+		l.segments = l.segments[1:]
+		l.messages -= seg.messages
+		l.bytes -= seg.size
+		deleted++
+	}
+	if deleted > 0 {
+		if err := l.syncDir(); err != nil {
+			return deleted, l.fail(err)
+		}
+	}
+	return deleted, nil
+}
+
+// Purge removes every segment file of the directory (fenced or not) and
+// restarts the log empty with one segment at LogOptions.StartOffset. It
+// clears a fence and a failure.
+func (l *Log) Purge() error {
+	if err := l.Close(); err != nil {
+		return fmt.Errorf("purge %s: %w", l.dir, err)
+	}
+	entries, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", l.dir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir || (path.Ext(e.Name) != logSuffix && path.Ext(e.Name) != indexSuffix) {
+			continue
+		}
+		if err := l.fs.Remove(path.Join(l.dir, e.Name)); err != nil {
+			return fmt.Errorf("purge %s: %w", l.dir, err)
+		}
+	}
+	l.segments, l.fenced, l.failed, l.messages, l.bytes = nil, nil, nil, 0, 0
+	if err := l.createSegment(l.opts.StartOffset); err != nil {
+		// Keep the invariant (one segment) with a placeholder; the failure
+		// stops all use until the log is reopened.
+		l.segments = []*segment{newSegment(l.dir, l.opts.StartOffset)}
+		return l.fail(err)
+	}
+	if err := l.syncDir(); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// Close closes every segment file. It does not sync. The Log must not be
+// used afterwards except for Purge.
+func (l *Log) Close() error {
+	var first error
+	for _, seg := range l.segments {
+		if err := seg.close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
