@@ -1,0 +1,267 @@
+// Package journal stores the prepares of a VSR replica in two storage
+// zones: one sector per slot of checksummed headers, and one fixed-size
+// area per slot holding the full checksummed prepare. Slot = op % slots.
+//
+// The journal knows nothing of the prepare format beyond its bytes: it
+// frames each record with magic, kind, op, length and a checksum, and
+// reports a record that is torn, corrupt, misdirected or unreadable as a
+// faulty slot instead of returning its bytes. Like the rest of the core it
+// is pure: all IO goes through Device, whose completions arrive later.
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/zeebo/xxh3"
+)
+
+// SectorSize is the unit of atomic writes; it equals vsr.SectorSize.
+const SectorSize = 4096
+
+// recordFrameSize is the size of the frame in front of every record.
+const recordFrameSize = 40
+
+// HeaderPayloadMax is the largest header a header record can hold.
+const HeaderPayloadMax = SectorSize - recordFrameSize
+
+// SlotsMax bounds Config.Slots.
+const SlotsMax = 1 << 16
+
+const (
+	recordMagic   = 0x4c41574a // "JWAL"
+	recordVersion = 1
+	kindHeader    = 1
+	kindPrepare   = 2
+)
+
+// Errors reported by the journal.
+var (
+	// ErrFaulty marks a slot whose record is missing, torn, corrupt or
+	// unreadable; its content must be repaired from a peer.
+	ErrFaulty = errors.New("journal: faulty slot")
+	// ErrMisdirected marks a slot holding a valid record of another op.
+	ErrMisdirected = errors.New("journal: record of another op")
+	// ErrTooLarge means a record does not fit its slot.
+	ErrTooLarge = errors.New("journal: record too large")
+	// ErrConfig reports an invalid Config.
+	ErrConfig = errors.New("journal: invalid config")
+)
+
+// Device is one zone of a replica's storage. Completions run later, on the
+// goroutine that drives the journal, never inside the call.
+type Device interface {
+	Read(offset uint64, buf []byte, done func(err error))
+	Write(offset uint64, data []byte, done func(err error))
+}
+
+// Config sizes a journal.
+type Config struct {
+	// Slots is the number of prepares the journal holds.
+	Slots uint64
+	// PrepareSlotSize is the bytes reserved per prepare, a multiple of
+	// SectorSize; a record needs its length plus a 40-byte frame.
+	PrepareSlotSize uint64
+}
+
+// Journal is the slot-addressed prepare store. Who may call it: the replica
+// that owns the devices, from its own goroutine.
+type Journal struct {
+	cfg      Config
+	headers  Device
+	prepares Device
+}
+
+// HeaderRecord is one slot of the header zone as read back.
+type HeaderRecord struct {
+	// Slot is the slot index.
+	Slot uint64
+	// Op is the op the record was written for (valid when Err is nil).
+	Op uint64
+	// Header holds the header bytes (valid when Err is nil).
+	Header []byte
+	// Err is nil or wraps ErrFaulty.
+	Err error
+}
+
+// New returns a journal over the two devices.
+func New(cfg Config, headers, prepares Device) (*Journal, error) {
+	if cfg.Slots == 0 || cfg.Slots > SlotsMax {
+		return nil, fmt.Errorf("%w: slots %d", ErrConfig, cfg.Slots)
+	}
+	if cfg.PrepareSlotSize < SectorSize || cfg.PrepareSlotSize%SectorSize != 0 {
+		return nil, fmt.Errorf("%w: prepare slot size %d", ErrConfig, cfg.PrepareSlotSize)
+	}
+	return &Journal{cfg: cfg, headers: headers, prepares: prepares}, nil
+}
+
+// Slots returns the number of slots.
+func (j *Journal) Slots() uint64 { return j.cfg.Slots }
+
+// Slot returns the slot of op.
+func (j *Journal) Slot(op uint64) uint64 { return op % j.cfg.Slots }
+
+// PrepareSizeMax is the largest prepare a slot holds.
+func (j *Journal) PrepareSizeMax() uint64 { return j.cfg.PrepareSlotSize - recordFrameSize }
+
+// sectorsFor rounds n up to whole sectors.
+func sectorsFor(n uint64) uint64 { return (n + SectorSize - 1) / SectorSize * SectorSize }
+
+// frame writes a record frame and payload into buf, which must hold
+// recordFrameSize+len(payload) bytes.
+func frame(buf []byte, kind uint8, op uint64, payload []byte) {
+	le := binary.LittleEndian
+	le.PutUint32(buf[0:], recordMagic)
+	le.PutUint16(buf[4:], recordVersion)
+	buf[6] = kind
+	buf[7] = 0
+	le.PutUint64(buf[8:], op)
+	le.PutUint32(buf[16:], uint32(len(payload)))
+	le.PutUint32(buf[20:], 0)
+	copy(buf[recordFrameSize:], payload)
+	sum := recordChecksum(buf[:24], payload)
+	le.PutUint64(buf[24:], sum.Lo)
+	le.PutUint64(buf[32:], sum.Hi)
+}
+
+func recordChecksum(frameHead, payload []byte) xxh3.Uint128 {
+	h := xxh3.New()
+	_, _ = h.Write(frameHead)
+	_, _ = h.Write(payload)
+	return h.Sum128()
+}
+
+// unframe verifies a record and returns its op and payload (aliasing buf).
+func unframe(buf []byte, kind uint8) (uint64, []byte, error) {
+	if len(buf) < recordFrameSize {
+		return 0, nil, fmt.Errorf("%w: short record", ErrFaulty)
+	}
+	le := binary.LittleEndian
+	if le.Uint32(buf[0:]) != recordMagic || le.Uint16(buf[4:]) != recordVersion || buf[6] != kind {
+		return 0, nil, fmt.Errorf("%w: bad frame", ErrFaulty)
+	}
+	op := le.Uint64(buf[8:])
+	n := uint64(le.Uint32(buf[16:]))
+	if n > uint64(len(buf)-recordFrameSize) {
+		return 0, nil, fmt.Errorf("%w: length %d", ErrFaulty, n)
+	}
+	payload := buf[recordFrameSize : recordFrameSize+n]
+	sum := recordChecksum(buf[:24], payload)
+	if sum.Lo != le.Uint64(buf[24:]) || sum.Hi != le.Uint64(buf[32:]) {
+		return 0, nil, fmt.Errorf("%w: checksum", ErrFaulty)
+	}
+	return op, payload, nil
+}
+
+// Write stores the prepare of op and then its header, and calls done when
+// both writes completed (not synced: the caller syncs the storage). A crash
+// before done may leave either record torn; reads then report the slot
+// faulty. The journal copies the bytes; the caller may reuse them at once.
+func (j *Journal) Write(op uint64, header, prepare []byte, done func(err error)) {
+	if len(header) > HeaderPayloadMax {
+		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
+		return
+	}
+	if uint64(len(prepare)) > j.PrepareSizeMax() {
+		done(fmt.Errorf("%w: prepare of %d bytes", ErrTooLarge, len(prepare)))
+		return
+	}
+	slot := j.Slot(op)
+	pbuf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
+	frame(pbuf, kindPrepare, op, prepare)
+	hbuf := make([]byte, SectorSize)
+	frame(hbuf, kindHeader, op, header)
+	j.prepares.Write(slot*j.cfg.PrepareSlotSize, pbuf, func(err error) {
+		if err != nil {
+			done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
+			return
+		}
+		j.headers.Write(slot*SectorSize, hbuf, func(err error) {
+			if err != nil {
+				done(fmt.Errorf("journal: write header op %d: %w", op, err))
+				return
+			}
+			done(nil)
+		})
+	})
+}
+
+// ReadHeaders reads every header slot and calls done with one record per
+// slot, in slot order. A failed read of the whole zone falls back to
+// reading sector by sector so that one bad sector faults one slot only.
+func (j *Journal) ReadHeaders(done func(records []HeaderRecord)) {
+	buf := make([]byte, j.cfg.Slots*SectorSize)
+	j.headers.Read(0, buf, func(err error) {
+		records := make([]HeaderRecord, j.cfg.Slots)
+		if err == nil {
+			for slot := range records {
+				records[slot] = parseHeader(uint64(slot), buf[uint64(slot)*SectorSize:uint64(slot+1)*SectorSize])
+			}
+			done(records)
+			return
+		}
+		j.readHeadersOneByOne(buf, records, 0, done)
+	})
+}
+
+func (j *Journal) readHeadersOneByOne(buf []byte, records []HeaderRecord, slot uint64, done func([]HeaderRecord)) {
+	if slot == j.cfg.Slots {
+		done(records)
+		return
+	}
+	sector := buf[slot*SectorSize : (slot+1)*SectorSize]
+	j.headers.Read(slot*SectorSize, sector, func(err error) {
+		if err != nil {
+			records[slot] = HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: read: %w", ErrFaulty, err)}
+		} else {
+			records[slot] = parseHeader(slot, sector)
+		}
+		j.readHeadersOneByOne(buf, records, slot+1, done)
+	})
+}
+
+func parseHeader(slot uint64, sector []byte) HeaderRecord {
+	allZero := true
+	for _, b := range sector[:recordFrameSize] {
+		if b != 0 {
+			allZero = false
+			break
+		}
+	}
+	if allZero {
+		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty)}
+	}
+	op, payload, err := unframe(sector, kindHeader)
+	if err != nil {
+		return HeaderRecord{Slot: slot, Err: err}
+	}
+	return HeaderRecord{Slot: slot, Op: op, Header: payload}
+}
+
+// ReadPrepare reads the prepare of op, of at most sizeMax bytes, and calls
+// done with its bytes or an error wrapping ErrFaulty or ErrMisdirected.
+func (j *Journal) ReadPrepare(op uint64, size uint64, done func(prepare []byte, err error)) {
+	if size > j.PrepareSizeMax() {
+		done(nil, fmt.Errorf("%w: prepare of %d bytes", ErrTooLarge, size))
+		return
+	}
+	slot := j.Slot(op)
+	buf := make([]byte, sectorsFor(recordFrameSize+size))
+	j.prepares.Read(slot*j.cfg.PrepareSlotSize, buf, func(err error) {
+		if err != nil {
+			done(nil, fmt.Errorf("%w: read op %d: %w", ErrFaulty, op, err))
+			return
+		}
+		got, payload, err := unframe(buf, kindPrepare)
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		if got != op {
+			done(nil, fmt.Errorf("%w: slot of op %d holds op %d", ErrMisdirected, op, got))
+			return
+		}
+		done(payload, nil)
+	})
+}

@@ -1,0 +1,227 @@
+package vsr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Durability selects what a replica must retain before its PrepareOk counts.
+type Durability uint8
+
+const (
+	// Replicated keeps prepares in memory only; a restarted replica has lost
+	// them and runs the recovery protocol before it acks or votes.
+	Replicated Durability = iota
+	// Persisted writes every prepare to the journal and syncs it before
+	// PrepareOk.
+	Persisted
+)
+
+// String names the durability as the configuration spells it.
+func (d Durability) String() string {
+	if d == Persisted {
+		return "persisted"
+	}
+	return "replicated"
+}
+
+// Limits on configuration values.
+const (
+	// ReplicaCountMax is the largest supported cluster.
+	ReplicaCountMax = 6
+	// JournalSlotsMin is the smallest journal.
+	JournalSlotsMin = 16
+	// JournalSlotsMax is the largest journal.
+	JournalSlotsMax = 1 << 16
+	// PipelinePrepareMaxLimit bounds Config.PipelinePrepareMax.
+	PipelinePrepareMaxLimit = 64
+	// ClientsMaxLimit bounds Config.ClientsMax.
+	ClientsMaxLimit = 4096
+	// requestQueueMax bounds the requests a primary queues behind a full
+	// pipeline; later ones are dropped and the clients retry.
+	requestQueueMax = 64
+	// headersPerMessageMax bounds the headers carried by one message.
+	headersPerMessageMax = 1024
+	// repairRequestsPerTickMax bounds the RequestPrepare messages a replica
+	// sends in one repair round.
+	repairRequestsPerTickMax = 16
+)
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("vsr: invalid config")
+
+// Config holds a replica's identity and limits. Timeouts are in ticks.
+type Config struct {
+	// Cluster identifies the cluster; every message carries it.
+	Cluster uint64
+	// ReplicaCount is the number of replicas, 1..ReplicaCountMax.
+	ReplicaCount uint8
+	// ReplicaIndex is this replica's index, 0..ReplicaCount-1.
+	ReplicaIndex uint8
+	// Durability selects replicated or persisted prepares.
+	Durability Durability
+	// JournalSlots is the number of prepares the journal holds.
+	JournalSlots uint64
+	// WALBytesMax bounds the bytes of journaled prepares not yet covered by
+	// a checkpoint; reaching it forces a checkpoint and backpressure.
+	WALBytesMax uint64
+	// MessageSizeMax bounds every message, header included; a multiple of
+	// SectorSize.
+	MessageSizeMax uint32
+	// PipelinePrepareMax bounds the uncommitted prepares of a primary.
+	PipelinePrepareMax uint32
+	// ClientsMax bounds the client table; the least recently committed
+	// session is evicted beyond it.
+	ClientsMax uint32
+	// CommitHeartbeatTicks is how often an idle primary announces its commit.
+	CommitHeartbeatTicks uint64
+	// NormalHeartbeatTimeoutTicks is how long a backup waits to hear from
+	// the primary before starting a view change.
+	NormalHeartbeatTimeoutTicks uint64
+	// PrepareTimeoutTicks is how long a primary waits before resending
+	// prepares that lack a quorum.
+	PrepareTimeoutTicks uint64
+	// ViewChangeTimeoutTicks is how long a view change may stall before the
+	// replica moves on to the next view.
+	ViewChangeTimeoutTicks uint64
+	// RepairTimeoutTicks is how often a replica re-requests missing data.
+	RepairTimeoutTicks uint64
+	// RecoveryTimeoutTicks is how often a recovering replica resends
+	// Recovery.
+	RecoveryTimeoutTicks uint64
+	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
+	// --bug flag set it; production code must leave it zero.
+	Bugs BugSet
+}
+
+// DefaultConfig returns a Config with the default limits for a replica of a
+// cluster of replicaCount.
+func DefaultConfig(cluster uint64, replicaCount, replicaIndex uint8) Config {
+	return Config{
+		Cluster:                     cluster,
+		ReplicaCount:                replicaCount,
+		ReplicaIndex:                replicaIndex,
+		Durability:                  Replicated,
+		JournalSlots:                1024,
+		WALBytesMax:                 256 << 20,
+		MessageSizeMax:              1 << 20,
+		PipelinePrepareMax:          8,
+		ClientsMax:                  64,
+		CommitHeartbeatTicks:        10,
+		NormalHeartbeatTimeoutTicks: 100,
+		PrepareTimeoutTicks:         20,
+		ViewChangeTimeoutTicks:      60,
+		RepairTimeoutTicks:          20,
+		RecoveryTimeoutTicks:        30,
+	}
+}
+
+// Validate reports the first invalid field of c.
+func (c *Config) Validate() error {
+	switch {
+	case c.ReplicaCount == 0 || c.ReplicaCount > ReplicaCountMax:
+		return fmt.Errorf("%w: replica count %d", ErrConfig, c.ReplicaCount)
+	case c.ReplicaIndex >= c.ReplicaCount:
+		return fmt.Errorf("%w: replica index %d of %d", ErrConfig, c.ReplicaIndex, c.ReplicaCount)
+	case c.JournalSlots < JournalSlotsMin || c.JournalSlots > JournalSlotsMax:
+		return fmt.Errorf("%w: journal slots %d", ErrConfig, c.JournalSlots)
+	case c.PipelinePrepareMax == 0 || c.PipelinePrepareMax > PipelinePrepareMaxLimit:
+		return fmt.Errorf("%w: pipeline prepare max %d", ErrConfig, c.PipelinePrepareMax)
+	case uint64(c.PipelinePrepareMax)*4 > c.JournalSlots:
+		return fmt.Errorf("%w: journal slots %d must be at least 4 * pipeline %d", ErrConfig, c.JournalSlots, c.PipelinePrepareMax)
+	case c.MessageSizeMax < 2*SectorSize || c.MessageSizeMax > MessageSizeMaxLimit || c.MessageSizeMax%SectorSize != 0:
+		return fmt.Errorf("%w: message size max %d", ErrConfig, c.MessageSizeMax)
+	case c.WALBytesMax < 4*uint64(c.PipelinePrepareMax)*uint64(c.MessageSizeMax):
+		return fmt.Errorf("%w: wal bytes max %d below 4 pipelines of maximal messages", ErrConfig, c.WALBytesMax)
+	case c.ClientsMax == 0 || c.ClientsMax > ClientsMaxLimit:
+		return fmt.Errorf("%w: clients max %d", ErrConfig, c.ClientsMax)
+	case c.CommitHeartbeatTicks == 0 || c.NormalHeartbeatTimeoutTicks <= c.CommitHeartbeatTicks:
+		return fmt.Errorf("%w: heartbeat %d must be below the normal timeout %d", ErrConfig, c.CommitHeartbeatTicks, c.NormalHeartbeatTimeoutTicks)
+	case c.PrepareTimeoutTicks == 0 || c.ViewChangeTimeoutTicks == 0 || c.RepairTimeoutTicks == 0 || c.RecoveryTimeoutTicks == 0:
+		return fmt.Errorf("%w: zero timeout", ErrConfig)
+	case c.Durability > Persisted:
+		return fmt.Errorf("%w: durability %d", ErrConfig, c.Durability)
+	}
+	return nil
+}
+
+// checkpointIntervalOps is how many applied ops beyond the last checkpoint
+// trigger a new one; it leaves room for two pipelines of prepares in the
+// journal so that the primary can always keep committing.
+func (c *Config) checkpointIntervalOps() uint64 {
+	return c.JournalSlots - 2*uint64(c.PipelinePrepareMax)
+}
+
+// ZoneSize returns the bytes a Storage must provide for zone under c; the
+// simulator and production size their storage with it.
+func (c *Config) ZoneSize(zone Zone) uint64 {
+	switch zone {
+	case ZoneSuperblock:
+		return superblockCopies * SectorSize
+	case ZoneWALHeaders:
+		return c.JournalSlots * SectorSize
+	case ZoneWALPrepares:
+		return c.JournalSlots * uint64(c.MessageSizeMax)
+	case ZoneCheckpoint:
+		return 2 * c.checkpointAreaSize()
+	}
+	return 0
+}
+
+// checkpointAreaSize is the size of each of the two checkpoint areas.
+func (c *Config) checkpointAreaSize() uint64 {
+	return uint64(c.MessageSizeMax) * 64
+}
+
+// BugSet plants protocol bugs for the simulator to catch. It exists only
+// for tests and `strata-sim --bug`; production code never sets it, and the
+// zero value plants nothing.
+type BugSet uint32
+
+const (
+	// BugCommitWithoutQuorum commits once any one backup acked.
+	BugCommitWithoutQuorum BugSet = 1 << iota
+	// BugAckPersistedBeforeSync sends PrepareOk before the journal sync.
+	BugAckPersistedBeforeSync
+	// BugViewChangeLogByOpOnly picks the view-change log by op alone.
+	BugViewChangeLogByOpOnly
+	// BugForgetClientTableOnViewChange clears the client table when a view
+	// starts.
+	BugForgetClientTableOnViewChange
+	// BugRecoverWithoutPrimary finishes recovery without the primary's
+	// response.
+	BugRecoverWithoutPrimary
+)
+
+var bugNames = []struct {
+	bug  BugSet
+	name string
+}{
+	{BugCommitWithoutQuorum, "commit-without-quorum"},
+	{BugAckPersistedBeforeSync, "ack-persisted-before-sync"},
+	{BugViewChangeLogByOpOnly, "view-change-log-by-op-only"},
+	{BugForgetClientTableOnViewChange, "forget-client-table-on-view-change"},
+	{BugRecoverWithoutPrimary, "recover-without-primary"},
+}
+
+// BugNames lists the planted bug names accepted by ParseBug, in order.
+func BugNames() []string {
+	names := make([]string, len(bugNames))
+	for i, b := range bugNames {
+		names[i] = b.name
+	}
+	return names
+}
+
+// ParseBug maps a planted bug name to its BugSet bit.
+func ParseBug(name string) (BugSet, error) {
+	for _, b := range bugNames {
+		if b.name == name {
+			return b.bug, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown bug %q", ErrConfig, name)
+}
+
+// Has reports whether bug is planted.
+func (b BugSet) Has(bug BugSet) bool { return b&bug != 0 }

@@ -1,0 +1,362 @@
+package vsr
+
+// onRequest handles a client request. Only the primary in normal status
+// acts on it; other replicas drop it and the client retries elsewhere.
+func (r *Replica) onRequest(m *Message) {
+	if !r.Primary() {
+		return
+	}
+	if m.Operation == OperationReserved || m.Operation == OperationRoot || (m.Operation > OperationRegister && m.Operation < OperationUserMin) {
+		return
+	}
+	if len(m.Body)+HeaderSize > int(r.cfg.MessageSizeMax) {
+		return
+	}
+	e := r.clients.get(m.Client)
+	if m.Operation == OperationRegister {
+		if e != nil && e.request == 0 && e.reply != nil {
+			r.resendReply(e)
+			return
+		}
+	} else {
+		if e == nil || e.session != m.Session {
+			r.sendEviction(m.Client)
+			return
+		}
+		if m.Request < e.request {
+			return
+		}
+		if m.Request == e.request {
+			if e.reply != nil {
+				r.resendReply(e)
+			}
+			return
+		}
+	}
+	if r.requestInFlight(m) {
+		return
+	}
+	if r.pipelineFull(uint64(m.EncodedSize())) {
+		if len(r.requestQueue) < requestQueueMax {
+			r.requestQueue = append(r.requestQueue, m.Clone())
+		}
+		return
+	}
+	r.prepareRequest(m)
+}
+
+// requestInFlight reports whether a request of m's client with the same or
+// a later number is already prepared but uncommitted, or queued.
+func (r *Replica) requestInFlight(m *Message) bool {
+	for op := r.commitMin + 1; op <= r.op; op++ {
+		h, ok := r.header(op)
+		if ok && h.Client == m.Client && h.Request >= m.Request && h.Operation != OperationRoot {
+			if h.Operation == OperationRegister || m.Operation != OperationRegister {
+				return true
+			}
+		}
+	}
+	for _, q := range r.requestQueue {
+		if q.Client == m.Client && q.Request >= m.Request {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Replica) resendReply(e *clientEntry) {
+	reply := e.reply.Clone()
+	reply.View = r.view
+	reply.Replica = r.cfg.ReplicaIndex
+	reply.Seal()
+	r.network.SendToClient(e.client, reply)
+}
+
+func (r *Replica) sendEviction(client Uint128) {
+	m := &Message{Header: Header{Command: CommandEviction, Cluster: r.cfg.Cluster, Replica: r.cfg.ReplicaIndex, View: r.view, Client: client}}
+	m.Seal()
+	r.network.SendToClient(client, m)
+}
+
+// prepareRequest turns a request into the next prepare, logs it and sends
+// it to the backups. The pipeline must have room.
+func (r *Replica) prepareRequest(m *Message) {
+	parent, ok := r.header(r.op)
+	if !ok {
+		panic("vsr: primary lacks the header of its own op")
+	}
+	ts := r.clock.RealtimeMicros()
+	if ts <= r.timestampMax {
+		ts = r.timestampMax + 1
+	}
+	r.timestampMax = ts
+	p := &Message{
+		Header: Header{
+			Command:   CommandPrepare,
+			Cluster:   r.cfg.Cluster,
+			Replica:   r.cfg.ReplicaIndex,
+			View:      r.view,
+			Op:        r.op + 1,
+			Commit:    r.commitMax,
+			Parent:    parent.Checksum,
+			Client:    m.Client,
+			Context:   m.Checksum,
+			Request:   m.Request,
+			Session:   m.Session,
+			Operation: m.Operation,
+			Timestamp: ts,
+		},
+		Body: append([]byte(nil), m.Body...),
+	}
+	p.Seal()
+	r.appendPrepare(p)
+	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
+		if i != r.cfg.ReplicaIndex {
+			r.network.SendToReplica(i, p.Clone())
+		}
+	}
+	if !r.timers.prepare.running {
+		r.timers.prepare.start()
+	}
+	r.tryCommit()
+}
+
+// appendPrepare puts p at the head of the log and starts persisting it.
+func (r *Replica) appendPrepare(p *Message) {
+	if p.Op != r.op+1 {
+		panic("vsr: append out of order")
+	}
+	r.log.setPrepare(p)
+	r.op = p.Op
+	r.persist(p.Op)
+}
+
+// onPrepare handles a prepare from the primary, or a prepare sent to repair
+// a missing body.
+func (r *Replica) onPrepare(m *Message) {
+	if e := r.log.at(m.Op); e != nil && e.prepare == nil && e.header.Checksum == m.Checksum {
+		e.prepare = m.Clone()
+		r.persist(m.Op)
+		r.afterLogChange()
+		if m.View != r.view {
+			return
+		}
+	}
+	if r.status != StatusNormal || m.View < r.view {
+		return
+	}
+	if m.View > r.view {
+		r.requestStartView(m.View)
+		return
+	}
+	if r.Primary() || m.Replica != r.primaryIndex(r.view) {
+		return
+	}
+	r.timers.normalHeartbeat.reset()
+	r.advanceCommitMax(m.Commit)
+	switch {
+	case m.Op <= r.commitMin:
+	case m.Op <= r.op:
+		h, _ := r.header(m.Op)
+		if h == nil || h.Checksum != m.Checksum {
+			// Our entry is stale: the primary's log is authoritative.
+			r.truncate(m.Op - 1)
+			r.appendFromPrimary(m)
+		}
+	case m.Op == r.op+1:
+		r.appendFromPrimary(m)
+	default:
+		r.requestHeaders()
+	}
+	r.afterLogChange()
+}
+
+// appendFromPrimary appends m if it chains onto the log, else asks the
+// primary for its headers.
+func (r *Replica) appendFromPrimary(m *Message) {
+	parent, ok := r.header(m.Op - 1)
+	if !ok || parent.Checksum != m.Parent {
+		r.requestHeaders()
+		return
+	}
+	r.appendPrepare(m.Clone())
+}
+
+// truncate removes every op above op (never below commitMin).
+func (r *Replica) truncate(op uint64) {
+	op = max(op, r.commitMin)
+	for o := r.op; o > op; o-- {
+		r.log.remove(o)
+	}
+	r.op = min(r.op, op)
+	r.ackedOp = min(r.ackedOp, op)
+}
+
+// afterLogChange runs whatever a change of the log, of durability or of
+// the commit number may unblock.
+func (r *Replica) afterLogChange() {
+	if r.status != StatusNormal {
+		return
+	}
+	if r.Primary() {
+		r.tryCommit()
+	} else {
+		r.sendPrepareOks()
+		r.applyCommitted()
+	}
+}
+
+// prepareReady reports whether this replica may count op as held: the body
+// is present and, in persisted mode, durable.
+func (r *Replica) prepareReady(op uint64) bool {
+	e := r.log.at(op)
+	if e == nil || e.prepare == nil {
+		return false
+	}
+	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
+		return e.durable && r.sb.viewDurable(r.view, r.logView)
+	}
+	return true
+}
+
+// sendPrepareOks acknowledges, in order, every op the backup holds beyond
+// what it acked already; an ack for op means it holds every op up to op.
+func (r *Replica) sendPrepareOks() {
+	if r.status != StatusNormal || r.Primary() {
+		return
+	}
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+		r.requestSuperblock()
+		return
+	}
+	primary := r.primaryIndex(r.view)
+	for op := max(r.ackedOp, r.commitMax) + 1; op <= r.op; op++ {
+		if !r.prepareReady(op) {
+			break
+		}
+		h, _ := r.header(op)
+		ok := &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: op, Commit: r.commitMin, Context: h.Checksum, Client: h.Client}}
+		r.send(primary, ok)
+		r.ackedOp = op
+	}
+}
+
+// onPrepareOk counts a backup's acknowledgement at the primary.
+func (r *Replica) onPrepareOk(m *Message) {
+	if !r.Primary() || m.View != r.view {
+		if m.View > r.view && r.status == StatusNormal {
+			r.requestStartView(m.View)
+		}
+		return
+	}
+	if m.Op <= r.commitMax || m.Op > r.op {
+		return
+	}
+	e := r.log.at(m.Op)
+	if e == nil || e.header.Checksum != m.Context {
+		return
+	}
+	e.oks |= 1 << m.Replica
+	r.tryCommit()
+}
+
+// onCommit handles the primary's commit heartbeat.
+func (r *Replica) onCommit(m *Message) {
+	if r.status != StatusNormal || m.View < r.view {
+		return
+	}
+	if m.View > r.view {
+		r.requestStartView(m.View)
+		return
+	}
+	if r.Primary() || m.Replica != r.primaryIndex(r.view) {
+		return
+	}
+	r.timers.normalHeartbeat.reset()
+	r.advanceCommitMax(m.Commit)
+	if m.Commit > r.op {
+		r.requestHeaders()
+	}
+	r.applyCommitted()
+}
+
+func (r *Replica) advanceCommitMax(commit uint64) {
+	if commit > r.commitMax {
+		r.commitMax = commit
+	}
+}
+
+func (r *Replica) sendCommitHeartbeat() {
+	r.broadcast(&Message{Header: Header{Command: CommandCommit, View: r.view, Commit: r.commitMax, CheckpointOp: r.checkpointOp}})
+}
+
+// applyCommitted applies committed ops in order while their bodies are
+// present; the primary replies to clients.
+func (r *Replica) applyCommitted() {
+	for r.commitMin < r.commitMax && r.status == StatusNormal {
+		p := r.log.prepare(r.commitMin + 1)
+		if p == nil {
+			return
+		}
+		reply := r.apply(p)
+		r.commitMin = p.Op
+		if reply != nil && r.Primary() {
+			r.network.SendToClient(p.Client, reply)
+		}
+		r.maybeCheckpoint()
+	}
+}
+
+// apply executes one committed prepare against the client table and the
+// state machine, and returns the reply for the client (nil for none).
+func (r *Replica) apply(p *Message) *Message {
+	switch {
+	case p.Operation == OperationRegister:
+		evicted, did := r.clients.register(p.Client, p.Op)
+		if did && r.Primary() {
+			r.sendEviction(evicted)
+		}
+		e := r.clients.get(p.Client)
+		e.reply = r.makeReply(p, nil)
+		e.reply.Session = p.Op
+		e.reply.Seal()
+		return e.reply.Clone()
+	case p.Operation >= OperationUserMin:
+		e := r.clients.get(p.Client)
+		if e != nil && p.Request <= e.request {
+			return nil // a duplicate prepared twice: never apply twice
+		}
+		body := r.sm.Apply(p.Op, p.Timestamp, p.Operation, p.Body)
+		reply := r.makeReply(p, body)
+		if e != nil {
+			e.request = p.Request
+			e.lastOp = p.Op
+			e.reply = reply
+			return reply.Clone()
+		}
+		return reply
+	}
+	return nil
+}
+
+func (r *Replica) makeReply(p *Message, body []byte) *Message {
+	reply := &Message{
+		Header: Header{
+			Command:   CommandReply,
+			Cluster:   r.cfg.Cluster,
+			Replica:   r.cfg.ReplicaIndex,
+			View:      r.view,
+			Op:        p.Op,
+			Commit:    p.Op,
+			Client:    p.Client,
+			Context:   p.Context,
+			Request:   p.Request,
+			Session:   p.Session,
+			Operation: p.Operation,
+			Timestamp: p.Timestamp,
+		},
+		Body: append([]byte(nil), body...),
+	}
+	reply.Seal()
+	return reply
+}

@@ -1,0 +1,82 @@
+package vsr
+
+import "fmt"
+
+// persist writes the prepare at op to the journal (persisted mode only).
+// The write, then a sync, make the slot durable; an ack waits for that.
+func (r *Replica) persist(op uint64) {
+	if !r.persisted() {
+		return
+	}
+	e := r.log.at(op)
+	if e == nil || e.prepare == nil || e.written {
+		return
+	}
+	if e.writing {
+		e.rewrite = true
+		return
+	}
+	e.writing = true
+	gen := e.gen
+	header := make([]byte, HeaderSize)
+	e.prepare.Header.Encode(header)
+	r.journal.Write(op, header, e.prepare.Encode(nil), func(err error) {
+		slot := r.log.entry(op)
+		slot.writing = false
+		if err != nil {
+			r.fail(fmt.Errorf("journal write op %d: %w", op, err))
+			return
+		}
+		if slot.gen == gen && slot.present {
+			slot.written = true
+			r.requestSync()
+		}
+		if slot.rewrite {
+			slot.rewrite = false
+			if slot.present {
+				r.persist(slot.header.Op)
+			}
+		}
+	})
+}
+
+// syncState batches journal syncs: one in flight, one more pending.
+type syncState struct {
+	syncing bool
+	pending bool
+}
+
+// requestSync syncs the storage and then marks every slot written before
+// the sync was submitted as durable.
+func (r *Replica) requestSync() {
+	if r.syncs.syncing {
+		r.syncs.pending = true
+		return
+	}
+	r.syncs.syncing = true
+	r.syncs.pending = false
+	type mark struct{ slot, gen uint64 }
+	var marks []mark
+	for i := range r.log.entries {
+		e := &r.log.entries[i]
+		if e.present && e.written && !e.durable {
+			marks = append(marks, mark{uint64(i), e.gen})
+		}
+	}
+	r.storage.Sync(func(err error) {
+		r.syncs.syncing = false
+		if err != nil {
+			r.fail(fmt.Errorf("journal sync: %w", err))
+			return
+		}
+		for _, m := range marks {
+			if e := &r.log.entries[m.slot]; e.gen == m.gen && e.present {
+				e.durable = true
+			}
+		}
+		r.afterLogChange()
+		if r.syncs.pending {
+			r.requestSync()
+		}
+	})
+}

@@ -1,0 +1,88 @@
+package vsr
+
+// pipelineFull reports whether the primary must hold back a new prepare of
+// size bytes: the pipeline of uncommitted prepares is at its limit, the
+// journal slot it would take still holds an op not yet checkpointed, or the
+// journal's bytes would pass WALBytesMax. This is the backpressure point:
+// nothing acknowledged is ever dropped to make room.
+func (r *Replica) pipelineFull(size uint64) bool {
+	if r.op-r.commitMax >= uint64(r.cfg.PipelinePrepareMax) {
+		return true
+	}
+	if r.op+1 > r.checkpointOp+r.cfg.JournalSlots {
+		return true
+	}
+	return r.walBytes()+size > r.cfg.WALBytesMax
+}
+
+// walBytes sums the sizes of the prepares not covered by the checkpoint.
+func (r *Replica) walBytes() uint64 {
+	var n uint64
+	for op := r.checkpointOp + 1; op <= r.op; op++ {
+		if h, ok := r.log.header(op); ok {
+			n += uint64(h.Size)
+		}
+	}
+	return n
+}
+
+// tryCommit advances the primary's commit number over every prepare held
+// by a replication quorum, applies them, and refills the pipeline.
+func (r *Replica) tryCommit() {
+	if !r.Primary() {
+		return
+	}
+	quorum := r.replicationQuorum
+	if r.cfg.Bugs.Has(BugCommitWithoutQuorum) {
+		quorum = 1
+	}
+	for r.commitMax < r.op {
+		op := r.commitMax + 1
+		e := r.log.at(op)
+		if e == nil || e.prepare == nil {
+			break
+		}
+		acks := bitCount(e.oks)
+		if r.prepareReady(op) {
+			acks++
+		}
+		if acks < quorum {
+			break
+		}
+		r.commitMax = op
+	}
+	r.applyCommitted()
+	if r.commitMax == r.op {
+		r.timers.prepare.stop()
+	}
+	for len(r.requestQueue) > 0 && !r.pipelineFull(uint64(r.requestQueue[0].EncodedSize())) {
+		m := r.requestQueue[0]
+		r.requestQueue = r.requestQueue[1:]
+		r.onRequest(m)
+	}
+}
+
+// resendUncommitted resends every uncommitted prepare to the backups that
+// have not acknowledged it.
+func (r *Replica) resendUncommitted() {
+	for op := r.commitMax + 1; op <= r.op; op++ {
+		e := r.log.at(op)
+		if e == nil || e.prepare == nil {
+			continue
+		}
+		for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
+			if i != r.cfg.ReplicaIndex && e.oks&(1<<i) == 0 {
+				r.network.SendToReplica(i, e.prepare.Clone())
+			}
+		}
+	}
+	r.timers.prepare.start()
+}
+
+func bitCount(b uint8) int {
+	n := 0
+	for ; b != 0; b &= b - 1 {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,85 @@
+package vsr
+
+// recoveryState is what a recovering replica collects.
+type recoveryState struct {
+	nonce     uint64
+	responses [ReplicaCountMax]*Message
+}
+
+// startRecovery begins the VSR recovery protocol: the replica has lost its
+// in-memory prepares and may neither ack nor vote until a view-change
+// quorum of peers, including the primary of the latest view, answered.
+func (r *Replica) startRecovery() {
+	r.status = StatusRecovering
+	r.recovery = recoveryState{nonce: r.recovery.nonce + 1 + r.clock.RealtimeMicros()<<8 | uint64(r.cfg.ReplicaIndex)}
+	r.timers.stopAll()
+	r.timers.recovery.start()
+	r.sendRecovery()
+}
+
+func (r *Replica) sendRecovery() {
+	r.broadcast(&Message{Header: Header{Command: CommandRecovery, View: r.view, Context: Uint128{Lo: r.recovery.nonce}}})
+}
+
+// onRecovery answers a recovering peer, if this replica is normal.
+func (r *Replica) onRecovery(m *Message) {
+	if r.status != StatusNormal {
+		return
+	}
+	r.send(m.Replica, &Message{Header: Header{
+		Command: CommandRecoveryResponse, View: r.view, LogView: r.logView, Op: r.op,
+		Commit: r.commitMax, CheckpointOp: r.checkpointOp, Context: m.Context,
+	}, Body: r.chainBody()})
+}
+
+// recoveryQuorum is the number of responses (from other replicas) that
+// end recovery: a view-change quorum, capped by the number of peers.
+func (r *Replica) recoveryQuorum() int {
+	return min(r.viewChangeQuorum, int(r.cfg.ReplicaCount)-1)
+}
+
+func (r *Replica) onRecoveryResponse(m *Message) {
+	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce {
+		return
+	}
+	if old := r.recovery.responses[m.Replica]; old == nil || old.View <= m.View {
+		r.recovery.responses[m.Replica] = m.Clone()
+	}
+	count := 0
+	var latest uint64
+	for _, resp := range r.recovery.responses {
+		if resp != nil {
+			count++
+			latest = max(latest, resp.View)
+		}
+	}
+	if count < r.recoveryQuorum() {
+		return
+	}
+	from := r.recovery.responses[r.primaryIndex(latest)]
+	if from == nil || from.View != latest {
+		if !r.cfg.Bugs.Has(BugRecoverWithoutPrimary) {
+			return
+		}
+		from = nil
+		for _, resp := range r.recovery.responses {
+			if resp != nil && (from == nil || resp.View > from.View || (resp.View == from.View && r.betterLog(resp, from))) {
+				from = resp
+			}
+		}
+	}
+	headers, err := decodeChain(from.Body)
+	if err != nil {
+		r.recovery.responses[from.Replica] = nil
+		return
+	}
+	r.view = from.View
+	r.logView = from.View
+	r.status = StatusNormal
+	r.installChain(headers, from.Op)
+	r.advanceCommitMax(from.Commit)
+	r.recovery.responses = [ReplicaCountMax]*Message{}
+	r.enterNormal()
+	r.repair()
+	r.afterLogChange()
+}

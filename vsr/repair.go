@@ -1,0 +1,105 @@
+package vsr
+
+// repair asks peers for what the log lacks: headers beyond the op when the
+// primary is known to be ahead, bodies of known headers, or a checkpoint
+// when the ops needed are no longer in any journal. It runs on the repair
+// timeout and after a view starts.
+func (r *Replica) repair() {
+	if r.status != StatusNormal && r.status != StatusViewChange {
+		return
+	}
+	if r.transfer.behind {
+		r.requestCheckpoint()
+		return
+	}
+	if r.status != StatusNormal {
+		return
+	}
+	if !r.Primary() && (r.commitMax > r.op) {
+		r.requestHeaders()
+	}
+	sent := 0
+	attempt := r.timers.ticks / max(r.cfg.RepairTimeoutTicks, 1)
+	for op := r.commitMin + 1; op <= r.op && sent < repairRequestsPerTickMax; op++ {
+		e := r.log.at(op)
+		if e == nil {
+			if !r.Primary() {
+				r.requestHeaders()
+			}
+			break
+		}
+		if e.prepare != nil {
+			continue
+		}
+		m := &Message{Header: Header{Command: CommandRequestPrepare, View: r.view, Op: op, Context: e.header.Checksum}}
+		r.send(r.repairPeer(attempt+op), m)
+		sent++
+	}
+}
+
+// repairPeer picks a peer to ask, rotating so that a peer that lost the
+// data too is not asked forever; a backup asks the primary first.
+func (r *Replica) repairPeer(attempt uint64) uint8 {
+	n := uint64(r.cfg.ReplicaCount)
+	if !r.Primary() && attempt%2 == 0 {
+		return r.primaryIndex(r.view)
+	}
+	peer := uint8((uint64(r.cfg.ReplicaIndex) + 1 + attempt%(n-1)) % n)
+	return peer
+}
+
+// requestHeaders asks the primary for its log's chain of headers.
+func (r *Replica) requestHeaders() {
+	if r.Primary() || r.status != StatusNormal {
+		return
+	}
+	if r.lastHeadersRequest != 0 && r.timers.ticks-r.lastHeadersRequest < r.cfg.RepairTimeoutTicks/2 {
+		return
+	}
+	r.lastHeadersRequest = max(r.timers.ticks, 1)
+	r.send(r.primaryIndex(r.view), &Message{Header: Header{Command: CommandRequestHeaders, View: r.view, Op: r.op + 1, Commit: r.commitMax}})
+}
+
+func (r *Replica) onRequestPrepare(m *Message) {
+	if r.status == StatusRecovering {
+		return
+	}
+	e := r.log.at(m.Op)
+	if e == nil || e.prepare == nil || (!m.Context.IsZero() && e.header.Checksum != m.Context) {
+		return
+	}
+	// The prepare goes out unchanged: its checksum is its identity.
+	r.network.SendToReplica(m.Replica, e.prepare.Clone())
+}
+
+func (r *Replica) onRequestHeaders(m *Message) {
+	if !r.Primary() || m.View != r.view {
+		return
+	}
+	r.send(m.Replica, &Message{Header: Header{Command: CommandHeaders, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
+}
+
+// onHeaders installs the primary's chain at a backup of the same view.
+func (r *Replica) onHeaders(m *Message) {
+	if r.status != StatusNormal || r.Primary() {
+		return
+	}
+	if m.View > r.view {
+		r.requestStartView(m.View)
+		return
+	}
+	if m.View != r.view || m.Replica != r.primaryIndex(r.view) {
+		return
+	}
+	headers, err := decodeChain(m.Body)
+	if err != nil {
+		return
+	}
+	r.timers.normalHeartbeat.reset()
+	if m.Op >= r.op {
+		r.installChain(headers, m.Op)
+	}
+	r.advanceCommitMax(m.Commit)
+	r.repair()
+	r.afterLogChange()
+}

@@ -1,0 +1,362 @@
+package vsr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/stratabroker/strata/journal"
+)
+
+// Status is a replica's protocol status.
+type Status uint8
+
+const (
+	// StatusNormal serves the current view.
+	StatusNormal Status = iota
+	// StatusViewChange is electing the primary of a new view.
+	StatusViewChange
+	// StatusRecovering has lost state and is rebuilding it from peers.
+	StatusRecovering
+	// StatusOpening has not finished Open.
+	StatusOpening
+)
+
+// String returns the status name.
+func (s Status) String() string {
+	switch s {
+	case StatusNormal:
+		return "normal"
+	case StatusViewChange:
+		return "view_change"
+	case StatusRecovering:
+		return "recovering"
+	}
+	return "opening"
+}
+
+// Errors of the replica.
+var (
+	// ErrNotOpen means the replica was used before Open completed.
+	ErrNotOpen = errors.New("vsr: replica not open")
+	// ErrStorage wraps a storage failure the replica cannot repair locally.
+	ErrStorage = errors.New("vsr: storage")
+)
+
+// Replica is one member of a VSR cluster, a pure state machine. Only the
+// goroutine that owns it may call its methods: runtime/ in production and
+// sim/ in simulation. Inputs are Open, Tick, Step and storage completions;
+// effects go through Storage, Network and StateMachine.
+type Replica struct {
+	cfg     Config
+	storage Storage
+	network Network
+	sm      StateMachine
+	clock   Clock
+	journal *journal.Journal
+
+	replicationQuorum int
+	viewChangeQuorum  int
+
+	status Status
+	// Invariant: logView <= view.
+	view    uint64
+	logView uint64
+	// Invariant: commitMin <= commitMax and checkpointOp <= commitMin.
+	op        uint64 // highest op in the log
+	commitMin uint64 // highest applied op
+	commitMax uint64 // highest op known committed
+	// checkpointOp is the op of the latest checkpoint; the journal never
+	// overwrites an op above it.
+	checkpointOp       uint64
+	checkpointHeader   Header
+	checkpointData     []byte
+	checkpointChecksum Uint128
+	checkpointArea     uint8
+	rootHeader         Header
+
+	log          log
+	clients      clientTable
+	requestQueue []*Message
+	timestampMax uint64
+
+	// Backup state: the highest op acknowledged to the primary in view.
+	ackedOp uint64
+	// lastHeadersRequest is the tick of the last RequestHeaders sent.
+	lastHeadersRequest uint64
+
+	viewChange viewChangeState
+	recovery   recoveryState
+	transfer   stateTransfer
+	sb         superblockWriter
+	syncs      syncState
+
+	timers timers
+
+	// lastError is the first storage error the replica could not handle.
+	lastError error
+}
+
+// NewReplica checks cfg and returns a replica that must be opened with Open
+// before it takes part in the protocol.
+func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, clock Clock) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if storage == nil || network == nil || sm == nil || clock == nil {
+		return nil, fmt.Errorf("%w: nil dependency", ErrConfig)
+	}
+	if uint64(cfg.JournalSlots+1)*HeaderSize > uint64(cfg.MessageSizeMax) {
+		return nil, fmt.Errorf("%w: %d journal slots of headers exceed message size max %d", ErrConfig, cfg.JournalSlots, cfg.MessageSizeMax)
+	}
+	for _, z := range []Zone{ZoneSuperblock, ZoneWALHeaders, ZoneWALPrepares, ZoneCheckpoint} {
+		if storage.ZoneSize(z) < cfg.ZoneSize(z) {
+			return nil, fmt.Errorf("%w: zone %d holds %d bytes, need %d", ErrConfig, z, storage.ZoneSize(z), cfg.ZoneSize(z))
+		}
+	}
+	j, err := journal.New(journal.Config{Slots: cfg.JournalSlots, PrepareSlotSize: uint64(cfg.MessageSizeMax)},
+		zoneDevice{storage, ZoneWALHeaders}, zoneDevice{storage, ZoneWALPrepares})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	r := &Replica{
+		cfg:               cfg,
+		storage:           storage,
+		network:           network,
+		sm:                sm,
+		clock:             clock,
+		journal:           j,
+		replicationQuorum: ReplicationQuorum(int(cfg.ReplicaCount)),
+		viewChangeQuorum:  ViewChangeQuorum(int(cfg.ReplicaCount)),
+		status:            StatusOpening,
+	}
+	r.rootHeader = rootHeader(cfg.Cluster)
+	r.checkpointHeader = r.rootHeader
+	r.log.init(cfg.JournalSlots)
+	r.clients.init(int(cfg.ClientsMax))
+	r.timers.init(&r.cfg)
+	return r, nil
+}
+
+// rootHeader returns the header of op 0, the root of every log's chain.
+func rootHeader(cluster uint64) Header {
+	m := Message{Header: Header{Command: CommandPrepare, Cluster: cluster, Operation: OperationRoot}}
+	m.Seal()
+	return m.Header
+}
+
+// zoneDevice adapts one Storage zone to journal.Device.
+type zoneDevice struct {
+	storage Storage
+	zone    Zone
+}
+
+func (d zoneDevice) Read(offset uint64, buf []byte, done func(error)) {
+	d.storage.Read(d.zone, offset, buf, done)
+}
+
+func (d zoneDevice) Write(offset uint64, data []byte, done func(error)) {
+	d.storage.Write(d.zone, offset, data, done)
+}
+
+// Index returns the replica's index.
+func (r *Replica) Index() uint8 { return r.cfg.ReplicaIndex }
+
+// Status returns the replica's protocol status.
+func (r *Replica) Status() Status { return r.status }
+
+// View returns the current view number.
+func (r *Replica) View() uint64 { return r.view }
+
+// LogView returns the last view in which the replica's status was normal.
+func (r *Replica) LogView() uint64 { return r.logView }
+
+// OpNumber returns the highest op in the replica's log.
+func (r *Replica) OpNumber() uint64 { return r.op }
+
+// CommitNumber returns the highest op the replica has applied.
+func (r *Replica) CommitNumber() uint64 { return r.commitMin }
+
+// CommitMax returns the highest op the replica knows to be committed.
+func (r *Replica) CommitMax() uint64 { return r.commitMax }
+
+// CheckpointOp returns the op of the replica's latest checkpoint.
+func (r *Replica) CheckpointOp() uint64 { return r.checkpointOp }
+
+// Primary reports whether the replica is the primary of its view and in
+// normal status.
+func (r *Replica) Primary() bool {
+	return r.status == StatusNormal && r.primaryIndex(r.view) == r.cfg.ReplicaIndex
+}
+
+// PrimaryIndex returns the index of the primary of the current view.
+func (r *Replica) PrimaryIndex() uint8 { return r.primaryIndex(r.view) }
+
+// Err returns the first storage error the replica could not recover from,
+// or nil. A replica with an error stops acknowledging and voting.
+func (r *Replica) Err() error { return r.lastError }
+
+// CommittedEntry is an applied op as the commit-prefix checker sees it.
+type CommittedEntry struct {
+	Op        uint64
+	Operation uint8
+	Checksum  Uint128
+	Body      []byte
+}
+
+// Committed returns the applied op at op if the journal still holds it
+// (ops from CheckpointOp+1, or older ones not yet overwritten, up to
+// CommitNumber). The body aliases replica memory: read, do not keep.
+func (r *Replica) Committed(op uint64) (CommittedEntry, bool) {
+	if op == 0 || op > r.commitMin {
+		return CommittedEntry{}, false
+	}
+	p := r.log.prepare(op)
+	if p == nil {
+		return CommittedEntry{}, false
+	}
+	return CommittedEntry{Op: op, Operation: p.Operation, Checksum: p.Checksum, Body: p.Body}, true
+}
+
+func (r *Replica) primaryIndex(view uint64) uint8 {
+	return uint8(view % uint64(r.cfg.ReplicaCount))
+}
+
+func (r *Replica) isPrimaryOf(view uint64) bool {
+	return r.primaryIndex(view) == r.cfg.ReplicaIndex
+}
+
+func (r *Replica) solo() bool { return r.cfg.ReplicaCount == 1 }
+
+func (r *Replica) persisted() bool { return r.cfg.Durability == Persisted }
+
+// fail records an unrecoverable storage error; the replica stops acking
+// and voting (it fences itself) but keeps answering nothing wrong.
+func (r *Replica) fail(err error) {
+	if r.lastError == nil {
+		r.lastError = fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+}
+
+// Tick advances the replica's timeouts by one tick.
+func (r *Replica) Tick() {
+	if r.status == StatusOpening || r.lastError != nil {
+		return
+	}
+	r.timers.tick()
+	switch r.status {
+	case StatusNormal:
+		if r.Primary() {
+			if r.timers.commitHeartbeat.fired() {
+				r.sendCommitHeartbeat()
+			}
+			if r.timers.prepare.fired() {
+				r.resendUncommitted()
+			}
+		} else if r.timers.normalHeartbeat.fired() {
+			r.startViewChange(r.view + 1)
+		}
+		if r.timers.repair.fired() {
+			r.repair()
+		}
+	case StatusViewChange:
+		if r.timers.viewChange.fired() {
+			r.viewChangeTimeout()
+		}
+	case StatusRecovering:
+		if r.timers.recovery.fired() {
+			r.sendRecovery()
+		}
+	}
+}
+
+// Step handles one message from a peer or a client. The replica does not
+// keep m beyond the call (it clones what it stores).
+func (r *Replica) Step(m *Message) {
+	if r.status == StatusOpening || r.lastError != nil || m == nil {
+		return
+	}
+	if m.Cluster != r.cfg.Cluster || !m.Valid() {
+		return
+	}
+	if m.Command != CommandRequest && m.Replica >= r.cfg.ReplicaCount {
+		return
+	}
+	// A prepare keeps the index of the primary that made it, which may be
+	// this replica when a peer sends it back for repair.
+	if m.Command != CommandRequest && m.Command != CommandPrepare && m.Replica == r.cfg.ReplicaIndex {
+		return
+	}
+	switch m.Command {
+	case CommandRecovery:
+		r.onRecovery(m)
+		return
+	case CommandRecoveryResponse:
+		r.onRecoveryResponse(m)
+		return
+	}
+	if r.status == StatusRecovering {
+		return
+	}
+	switch m.Command {
+	case CommandRequest:
+		r.onRequest(m)
+	case CommandPrepare:
+		r.onPrepare(m)
+	case CommandPrepareOk:
+		r.onPrepareOk(m)
+	case CommandCommit:
+		r.onCommit(m)
+	case CommandStartViewChange:
+		r.onStartViewChange(m)
+	case CommandDoViewChange:
+		r.onDoViewChange(m)
+	case CommandStartView:
+		r.onStartView(m)
+	case CommandRequestStartView:
+		r.onRequestStartView(m)
+	case CommandRequestPrepare:
+		r.onRequestPrepare(m)
+	case CommandRequestHeaders:
+		r.onRequestHeaders(m)
+	case CommandHeaders:
+		r.onHeaders(m)
+	case CommandRequestCheckpoint:
+		r.onRequestCheckpoint(m)
+	case CommandCheckpoint:
+		r.onCheckpoint(m)
+	}
+}
+
+// send seals m as coming from this replica and sends it to replica to.
+func (r *Replica) send(to uint8, m *Message) {
+	m.Cluster = r.cfg.Cluster
+	m.Replica = r.cfg.ReplicaIndex
+	m.Seal()
+	r.network.SendToReplica(to, m)
+}
+
+// broadcast sends a copy of m to every other replica.
+func (r *Replica) broadcast(m *Message) {
+	m.Cluster = r.cfg.Cluster
+	m.Replica = r.cfg.ReplicaIndex
+	m.Seal()
+	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
+		if i != r.cfg.ReplicaIndex {
+			r.network.SendToReplica(i, m.Clone())
+		}
+	}
+}
+
+// header returns the header of op if the replica knows it.
+func (r *Replica) header(op uint64) (*Header, bool) {
+	if op == 0 {
+		return &r.rootHeader, true
+	}
+	if h, ok := r.log.header(op); ok {
+		return h, true
+	}
+	if op == r.checkpointOp && r.checkpointHeader.Op == op {
+		return &r.checkpointHeader, true
+	}
+	return nil, false
+}

@@ -1,0 +1,186 @@
+package vsr
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrCheckpoint reports a checkpoint that cannot be decoded or restored.
+var ErrCheckpoint = errors.New("vsr: bad checkpoint")
+
+const checkpointMagic = 0x54504b43 // "CKPT"
+
+// stateTransfer tracks a checkpoint being fetched from a peer.
+type stateTransfer struct {
+	// behind is set when the ops this replica needs are no longer in the
+	// peers' journals, so it must install a checkpoint.
+	behind bool
+	op     uint64
+	sum    Uint128
+	total  uint64
+	buf    []byte
+	// ready holds a complete, verified checkpoint waiting to be installed.
+	ready []byte
+}
+
+// encodeCheckpoint lays out a checkpoint: magic, the header of its op, the
+// client table, then the state machine's bytes.
+func (r *Replica) encodeCheckpoint(h *Header) []byte {
+	data := binary.LittleEndian.AppendUint32(nil, checkpointMagic)
+	var hb [HeaderSize]byte
+	h.Encode(hb[:])
+	data = append(data, hb[:]...)
+	table := r.clients.encode(nil)
+	data = binary.LittleEndian.AppendUint64(data, uint64(len(table)))
+	data = append(data, table...)
+	return append(data, r.sm.Checkpoint()...)
+}
+
+// restoreCheckpoint replaces the client table and state machine with data
+// and returns the checkpoint's header. On error nothing changes.
+func (r *Replica) restoreCheckpoint(data []byte) (Header, error) {
+	var h Header
+	if len(data) < 4+HeaderSize+8 || binary.LittleEndian.Uint32(data) != checkpointMagic {
+		return h, fmt.Errorf("%w: frame", ErrCheckpoint)
+	}
+	if err := h.Decode(data[4:]); err != nil {
+		return h, fmt.Errorf("%w: header: %w", ErrCheckpoint, err)
+	}
+	rest := data[4+HeaderSize:]
+	n := binary.LittleEndian.Uint64(rest)
+	rest = rest[8:]
+	if n > uint64(len(rest)) {
+		return h, fmt.Errorf("%w: client table of %d bytes", ErrCheckpoint, n)
+	}
+	var table clientTable
+	table.init(int(r.cfg.ClientsMax))
+	if _, err := table.decode(rest[:n]); err != nil {
+		return h, fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
+	if err := r.sm.Restore(rest[n:]); err != nil {
+		return h, fmt.Errorf("%w: state machine: %w", ErrCheckpoint, err)
+	}
+	r.clients = table
+	return h, nil
+}
+
+// maybeCheckpoint takes a checkpoint when the journal since the last one
+// holds a checkpoint interval of ops or half of WALBytesMax.
+func (r *Replica) maybeCheckpoint() {
+	if r.sb.checkpoint != nil || r.commitMin == r.checkpointOp {
+		return
+	}
+	due := r.commitMin-r.checkpointOp >= r.cfg.checkpointIntervalOps()
+	if !due && r.walBytes() < r.cfg.WALBytesMax/2 {
+		return
+	}
+	h, ok := r.header(r.commitMin)
+	if !ok {
+		panic("vsr: applied op without a header")
+	}
+	r.writeCheckpoint(*h, r.encodeCheckpoint(h))
+}
+
+// writeCheckpoint writes data to the area not used by the durable
+// checkpoint, syncs it, then records it in the superblock; it takes effect
+// when that superblock is durable.
+func (r *Replica) writeCheckpoint(h Header, data []byte) {
+	if uint64(len(data)) > r.cfg.checkpointAreaSize() {
+		r.fail(fmt.Errorf("%w: %d bytes exceed the area of %d", ErrCheckpoint, len(data), r.cfg.checkpointAreaSize()))
+		return
+	}
+	c := &pendingCheckpoint{op: h.Op, header: h, data: data, area: 1 - r.checkpointArea}
+	r.sb.checkpoint = c
+	padded := make([]byte, (uint64(len(data))+SectorSize-1)/SectorSize*SectorSize)
+	copy(padded, data)
+	r.storage.Write(ZoneCheckpoint, uint64(c.area)*r.cfg.checkpointAreaSize(), padded, func(err error) {
+		if err != nil {
+			r.fail(fmt.Errorf("checkpoint write: %w", err))
+			return
+		}
+		r.storage.Sync(func(err error) {
+			if err != nil {
+				r.fail(fmt.Errorf("checkpoint sync: %w", err))
+				return
+			}
+			c.synced = true
+			r.requestSuperblock()
+		})
+	})
+}
+
+// requestCheckpoint asks a peer for the next chunk of its checkpoint.
+func (r *Replica) requestCheckpoint() {
+	if r.transfer.ready != nil {
+		r.installTransferred()
+		return
+	}
+	peer := r.primaryIndex(r.view)
+	if peer == r.cfg.ReplicaIndex || r.status != StatusNormal || (r.timers.ticks/max(r.cfg.RepairTimeoutTicks, 1))%2 == 1 {
+		peer = r.repairPeer(r.timers.ticks / max(r.cfg.RepairTimeoutTicks, 1))
+	}
+	r.send(peer, &Message{Header: Header{Command: CommandRequestCheckpoint, View: r.view, Op: uint64(len(r.transfer.buf))}})
+}
+
+func (r *Replica) onRequestCheckpoint(m *Message) {
+	if r.status != StatusNormal || len(r.checkpointData) == 0 || m.Op >= uint64(len(r.checkpointData)) {
+		return
+	}
+	chunk := min(uint64(r.cfg.MessageSizeMax-HeaderSize), uint64(len(r.checkpointData))-m.Op)
+	r.send(m.Replica, &Message{Header: Header{
+		Command: CommandCheckpoint, View: r.view, CheckpointOp: r.checkpointOp,
+		Op: m.Op, Commit: uint64(len(r.checkpointData)), Parent: r.checkpointChecksum,
+	}, Body: r.checkpointData[m.Op : m.Op+chunk]})
+}
+
+func (r *Replica) onCheckpoint(m *Message) {
+	if !r.transfer.behind || m.CheckpointOp <= r.commitMin || m.Commit > r.cfg.checkpointAreaSize() {
+		return
+	}
+	t := &r.transfer
+	if t.op != m.CheckpointOp || t.sum != m.Parent || t.total != m.Commit {
+		t.op, t.sum, t.total, t.buf = m.CheckpointOp, m.Parent, m.Commit, t.buf[:0]
+	}
+	if m.Op != uint64(len(t.buf)) || m.Op+uint64(len(m.Body)) > t.total {
+		return
+	}
+	t.buf = append(t.buf, m.Body...)
+	if uint64(len(t.buf)) < t.total {
+		r.send(m.Replica, &Message{Header: Header{Command: CommandRequestCheckpoint, View: r.view, Op: uint64(len(t.buf))}})
+		return
+	}
+	if checksum(t.buf) != t.sum {
+		t.buf = t.buf[:0]
+		return
+	}
+	t.ready = append([]byte(nil), t.buf...)
+	t.buf = t.buf[:0]
+	r.installTransferred()
+}
+
+// installTransferred restores a fetched checkpoint, unless a local
+// checkpoint write is in flight (then the repair timer retries).
+func (r *Replica) installTransferred() {
+	data := r.transfer.ready
+	if r.sb.checkpoint != nil {
+		return
+	}
+	r.transfer.ready = nil
+	h, err := r.restoreCheckpoint(data)
+	if err != nil || h.Op <= r.commitMin {
+		return
+	}
+	r.transfer.behind = false
+	r.commitMin = h.Op
+	r.commitMax = max(r.commitMax, h.Op)
+	if r.op < h.Op {
+		r.op = h.Op
+	}
+	if existing, ok := r.log.header(h.Op); !ok || existing.Checksum != h.Checksum {
+		r.log.setHeader(&h)
+	}
+	r.writeCheckpoint(h, data)
+	r.repair()
+	r.afterLogChange()
+}

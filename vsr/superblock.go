@@ -1,0 +1,263 @@
+package vsr
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// superblockCopies is the number of superblock copies, written
+// alternately so that a torn write leaves the other copy valid.
+const superblockCopies = 2
+
+const (
+	superblockMagic   = 0x4b4c4253 // "SBLK"
+	superblockVersion = 1
+	// superblockEncodedSize is the bytes of a copy that carry data; the rest
+	// of the sector is zero.
+	superblockEncodedSize = 96 + HeaderSize + 16
+)
+
+// ErrSuperblock reports that no superblock copy is valid.
+var ErrSuperblock = errors.New("vsr: no valid superblock")
+
+// superblockState is the replica's durable consensus state.
+type superblockState struct {
+	Sequence           uint64
+	Cluster            uint64
+	ReplicaCount       uint8
+	ReplicaIndex       uint8
+	CheckpointArea     uint8
+	View               uint64
+	LogView            uint64
+	Commit             uint64
+	CheckpointOp       uint64
+	CheckpointSize     uint64
+	CheckpointChecksum Uint128
+	CheckpointHeader   Header
+}
+
+// encodeSuperblock writes s into a full sector.
+func encodeSuperblock(s *superblockState, sector []byte) {
+	clear(sector[:SectorSize])
+	le := binary.LittleEndian
+	le.PutUint32(sector[0:], superblockMagic)
+	le.PutUint16(sector[4:], superblockVersion)
+	sector[6] = s.ReplicaCount
+	sector[7] = s.ReplicaIndex
+	sector[8] = s.CheckpointArea
+	le.PutUint64(sector[16:], s.Sequence)
+	le.PutUint64(sector[24:], s.Cluster)
+	le.PutUint64(sector[32:], s.View)
+	le.PutUint64(sector[40:], s.LogView)
+	le.PutUint64(sector[48:], s.Commit)
+	le.PutUint64(sector[56:], s.CheckpointOp)
+	le.PutUint64(sector[64:], s.CheckpointSize)
+	putUint128(sector[72:], s.CheckpointChecksum)
+	s.CheckpointHeader.Encode(sector[96:])
+	sum := checksum(sector[:96+HeaderSize])
+	putUint128(sector[96+HeaderSize:], sum)
+}
+
+// decodeSuperblock parses and verifies one copy. It never panics.
+func decodeSuperblock(sector []byte) (superblockState, error) {
+	var s superblockState
+	if len(sector) < superblockEncodedSize {
+		return s, fmt.Errorf("%w: short copy", ErrSuperblock)
+	}
+	if checksum(sector[:96+HeaderSize]) != getUint128(sector[96+HeaderSize:]) {
+		return s, fmt.Errorf("%w: checksum", ErrSuperblock)
+	}
+	le := binary.LittleEndian
+	if le.Uint32(sector[0:]) != superblockMagic || le.Uint16(sector[4:]) != superblockVersion {
+		return s, fmt.Errorf("%w: magic or version", ErrSuperblock)
+	}
+	s.ReplicaCount = sector[6]
+	s.ReplicaIndex = sector[7]
+	s.CheckpointArea = sector[8]
+	s.Sequence = le.Uint64(sector[16:])
+	s.Cluster = le.Uint64(sector[24:])
+	s.View = le.Uint64(sector[32:])
+	s.LogView = le.Uint64(sector[40:])
+	s.Commit = le.Uint64(sector[48:])
+	s.CheckpointOp = le.Uint64(sector[56:])
+	s.CheckpointSize = le.Uint64(sector[64:])
+	s.CheckpointChecksum = getUint128(sector[72:])
+	if err := s.CheckpointHeader.Decode(sector[96:]); err != nil {
+		return s, fmt.Errorf("%w: checkpoint header: %w", ErrSuperblock, err)
+	}
+	if s.LogView > s.View || s.CheckpointArea > 1 || s.CheckpointHeader.Op != s.CheckpointOp {
+		return s, fmt.Errorf("%w: inconsistent fields", ErrSuperblock)
+	}
+	return s, nil
+}
+
+// pendingCheckpoint is a checkpoint whose data is being written; it takes
+// effect when a superblock naming it is durable.
+type pendingCheckpoint struct {
+	op     uint64
+	header Header
+	data   []byte
+	area   uint8
+	synced bool
+}
+
+// superblockWriter serialises superblock writes: one in flight, and a
+// dirty flag that schedules one more with the newest state.
+type superblockWriter struct {
+	durable    superblockState
+	writing    bool
+	dirty      bool
+	checkpoint *pendingCheckpoint
+	// checkpointWriting is set while checkpoint data is being written.
+	checkpointWriting bool
+}
+
+// viewDurable reports whether the durable superblock records view and
+// logView.
+func (w *superblockWriter) viewDurable(view, logView uint64) bool {
+	return w.durable.View == view && w.durable.LogView == logView
+}
+
+// snapshot returns the state a new superblock copy should record.
+func (r *Replica) superblockSnapshot() superblockState {
+	s := superblockState{
+		Sequence:           r.sb.durable.Sequence + 1,
+		Cluster:            r.cfg.Cluster,
+		ReplicaCount:       r.cfg.ReplicaCount,
+		ReplicaIndex:       r.cfg.ReplicaIndex,
+		View:               r.view,
+		LogView:            r.logView,
+		Commit:             r.commitMin,
+		CheckpointOp:       r.checkpointOp,
+		CheckpointArea:     r.checkpointArea,
+		CheckpointSize:     uint64(len(r.checkpointData)),
+		CheckpointChecksum: checksum(r.checkpointData),
+		CheckpointHeader:   r.checkpointHeader,
+	}
+	if len(r.checkpointData) == 0 {
+		s.CheckpointChecksum = Uint128{}
+	}
+	if c := r.sb.checkpoint; c != nil && c.synced {
+		s.CheckpointOp = c.op
+		s.CheckpointArea = c.area
+		s.CheckpointSize = uint64(len(c.data))
+		s.CheckpointChecksum = checksum(c.data)
+		s.CheckpointHeader = c.header
+	}
+	return s
+}
+
+// requestSuperblock schedules a superblock write of the current state.
+func (r *Replica) requestSuperblock() {
+	if r.sb.writing {
+		r.sb.dirty = true
+		return
+	}
+	r.sb.writing = true
+	r.sb.dirty = false
+	s := r.superblockSnapshot()
+	buf := make([]byte, SectorSize)
+	encodeSuperblock(&s, buf)
+	offset := (s.Sequence % superblockCopies) * SectorSize
+	r.storage.Write(ZoneSuperblock, offset, buf, func(err error) {
+		if err != nil {
+			r.sb.writing = false
+			r.fail(fmt.Errorf("superblock write: %w", err))
+			return
+		}
+		r.storage.Sync(func(err error) {
+			r.sb.writing = false
+			if err != nil {
+				r.fail(fmt.Errorf("superblock sync: %w", err))
+				return
+			}
+			r.sb.durable = s
+			r.onSuperblockDurable()
+			if r.sb.dirty {
+				r.requestSuperblock()
+			}
+		})
+	})
+}
+
+// onSuperblockDurable runs what waited for the durable state to catch up.
+func (r *Replica) onSuperblockDurable() {
+	if c := r.sb.checkpoint; c != nil && c.synced && r.sb.durable.CheckpointOp == c.op && r.sb.durable.CheckpointArea == c.area {
+		r.checkpointOp = c.op
+		r.checkpointHeader = c.header
+		r.checkpointData = c.data
+		r.checkpointChecksum = checksum(c.data)
+		r.checkpointArea = c.area
+		r.sb.checkpoint = nil
+	}
+	switch r.status {
+	case StatusViewChange:
+		r.maybeSendDoViewChange()
+	case StatusNormal:
+		r.afterLogChange()
+	}
+}
+
+// readSuperblock reads both copies and returns the valid one with the
+// highest sequence; fresh reports storage that was never formatted.
+func (r *Replica) readSuperblock(done func(s superblockState, fresh bool, err error)) {
+	buf := make([]byte, superblockCopies*SectorSize)
+	r.storage.Read(ZoneSuperblock, 0, buf, func(err error) {
+		if err != nil {
+			// Read the copies one by one so that one bad sector costs one copy.
+			r.readSuperblockCopies(buf, 0, [superblockCopies]error{}, done)
+			return
+		}
+		r.pickSuperblock(buf, [superblockCopies]error{}, done)
+	})
+}
+
+func (r *Replica) readSuperblockCopies(buf []byte, i int, errs [superblockCopies]error, done func(superblockState, bool, error)) {
+	if i == superblockCopies {
+		r.pickSuperblock(buf, errs, done)
+		return
+	}
+	sector := buf[i*SectorSize : (i+1)*SectorSize]
+	r.storage.Read(ZoneSuperblock, uint64(i)*SectorSize, sector, func(err error) {
+		errs[i] = err
+		r.readSuperblockCopies(buf, i+1, errs, done)
+	})
+}
+
+func (r *Replica) pickSuperblock(buf []byte, errs [superblockCopies]error, done func(superblockState, bool, error)) {
+	var best superblockState
+	found, blank := false, true
+	for i := range superblockCopies {
+		sector := buf[i*SectorSize : (i+1)*SectorSize]
+		if errs[i] != nil {
+			blank = false
+			continue
+		}
+		for _, b := range sector {
+			if b != 0 {
+				blank = false
+				break
+			}
+		}
+		s, err := decodeSuperblock(sector)
+		if err != nil {
+			continue
+		}
+		if s.Cluster != r.cfg.Cluster || s.ReplicaIndex != r.cfg.ReplicaIndex || s.ReplicaCount != r.cfg.ReplicaCount {
+			done(s, false, fmt.Errorf("%w: belongs to cluster %d replica %d of %d", ErrSuperblock, s.Cluster, s.ReplicaIndex, s.ReplicaCount))
+			return
+		}
+		if !found || s.Sequence > best.Sequence {
+			best, found = s, true
+		}
+	}
+	switch {
+	case found:
+		done(best, false, nil)
+	case blank:
+		done(superblockState{}, true, nil)
+	default:
+		done(superblockState{}, false, ErrSuperblock)
+	}
+}

@@ -1,0 +1,283 @@
+package vsr
+
+import "fmt"
+
+// viewChangeState is what a replica collects during a view change.
+type viewChangeState struct {
+	// svcFrom has bit i set when replica i sent StartViewChange for view.
+	svcFrom uint8
+	// dvcSent reports whether this replica has sent its DoViewChange.
+	dvcSent bool
+	// dvcs holds the DoViewChange messages a new primary received.
+	dvcs [ReplicaCountMax]*Message
+}
+
+func (v *viewChangeState) reset() { *v = viewChangeState{} }
+
+// startViewChange moves the replica into a view change for view.
+func (r *Replica) startViewChange(view uint64) {
+	if view < r.view || (view == r.view && r.status == StatusViewChange) {
+		return
+	}
+	r.view = view
+	r.status = StatusViewChange
+	r.viewChange.reset()
+	r.viewChange.svcFrom = 1 << r.cfg.ReplicaIndex
+	r.requestQueue = r.requestQueue[:0]
+	r.timers.stopAll()
+	r.timers.viewChange.start()
+	r.timers.repair.start()
+	r.requestSuperblock()
+	r.broadcast(&Message{Header: Header{Command: CommandStartViewChange, View: view}})
+	r.maybeSendDoViewChange()
+}
+
+// viewChangeTimeout gives up on a stalled view change and tries the next
+// view.
+func (r *Replica) viewChangeTimeout() {
+	r.startViewChange(r.view + 1)
+}
+
+func (r *Replica) onStartViewChange(m *Message) {
+	if m.View > r.view {
+		r.startViewChange(m.View)
+	}
+	if m.View != r.view || r.status != StatusViewChange {
+		return
+	}
+	r.viewChange.svcFrom |= 1 << m.Replica
+	r.maybeSendDoViewChange()
+}
+
+// maybeSendDoViewChange sends this replica's log to the new primary once a
+// view-change quorum voted to leave the old view and, in persisted mode,
+// the vote is durable.
+func (r *Replica) maybeSendDoViewChange() {
+	if r.status != StatusViewChange || r.viewChange.dvcSent {
+		return
+	}
+	if bitCount(r.viewChange.svcFrom) < r.viewChangeQuorum {
+		return
+	}
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+		r.requestSuperblock()
+		return
+	}
+	r.viewChange.dvcSent = true
+	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp}, Body: r.chainBody()}
+	primary := r.primaryIndex(r.view)
+	if primary == r.cfg.ReplicaIndex {
+		dvc.Cluster = r.cfg.Cluster
+		dvc.Replica = r.cfg.ReplicaIndex
+		dvc.Seal()
+		r.recordDoViewChange(dvc)
+		return
+	}
+	r.send(primary, dvc)
+}
+
+func (r *Replica) onDoViewChange(m *Message) {
+	if m.View > r.view {
+		r.startViewChange(m.View)
+	}
+	if m.View != r.view || r.status != StatusViewChange || !r.isPrimaryOf(r.view) {
+		return
+	}
+	r.recordDoViewChange(m.Clone())
+}
+
+func (r *Replica) recordDoViewChange(m *Message) {
+	r.viewChange.dvcs[m.Replica] = m
+	count := 0
+	for _, d := range r.viewChange.dvcs {
+		if d != nil {
+			count++
+		}
+	}
+	if count >= r.viewChangeQuorum && r.viewChange.dvcs[r.cfg.ReplicaIndex] != nil {
+		r.startView()
+	}
+}
+
+// betterLog reports whether the log of a beats that of b: the higher log
+// view wins, then the higher op. BugViewChangeLogByOpOnly ignores the log
+// view.
+func (r *Replica) betterLog(a, b *Message) bool {
+	if !r.cfg.Bugs.Has(BugViewChangeLogByOpOnly) && a.LogView != b.LogView {
+		return a.LogView > b.LogView
+	}
+	return a.Op > b.Op
+}
+
+// startView makes this replica the primary of its view from the best log of
+// the DoViewChange quorum, and tells the backups.
+func (r *Replica) startView() {
+	var best *Message
+	commit := r.commitMax
+	for _, d := range r.viewChange.dvcs {
+		if d == nil {
+			continue
+		}
+		if best == nil || r.betterLog(d, best) {
+			best = d
+		}
+		commit = max(commit, d.Commit)
+	}
+	headers, err := decodeChain(best.Body)
+	if err != nil {
+		// A DoViewChange that passed its checksum but carries a broken
+		// chain: drop it and wait for the next round.
+		r.viewChange.dvcs[best.Replica] = nil
+		return
+	}
+	r.installChain(headers, best.Op)
+	r.status = StatusNormal
+	r.logView = r.view
+	r.commitMax = max(commit, r.commitMax)
+	if r.commitMax > r.op {
+		r.commitMax = r.op
+	}
+	r.enterNormal()
+	for op := r.commitMax + 1; op <= r.op; op++ {
+		if e := r.log.at(op); e != nil {
+			e.oks = 0
+		}
+	}
+	r.broadcast(&Message{Header: Header{Command: CommandStartView, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
+	r.repair()
+	r.tryCommit()
+}
+
+// enterNormal resets timers and per-view state after the replica became
+// normal in r.view.
+func (r *Replica) enterNormal() {
+	r.timers.stopAll()
+	r.viewChange.reset()
+	r.ackedOp = 0
+	r.requestQueue = r.requestQueue[:0]
+	if r.cfg.Bugs.Has(BugForgetClientTableOnViewChange) {
+		r.clients.forgetRequests()
+	}
+	if r.isPrimaryOf(r.view) {
+		r.timers.commitHeartbeat.start()
+		r.timers.prepare.start()
+	} else {
+		r.timers.normalHeartbeat.start()
+	}
+	r.timers.repair.start()
+	r.requestSuperblock()
+}
+
+func (r *Replica) onStartView(m *Message) {
+	if m.View < r.view || (m.View == r.view && r.status == StatusNormal) {
+		return
+	}
+	if r.isPrimaryOf(m.View) || m.Replica != r.primaryIndex(m.View) {
+		return
+	}
+	headers, err := decodeChain(m.Body)
+	if err != nil {
+		return
+	}
+	r.view = m.View
+	r.logView = m.View
+	r.status = StatusNormal
+	r.installChain(headers, m.Op)
+	r.advanceCommitMax(m.Commit)
+	r.enterNormal()
+	r.repair()
+	r.afterLogChange()
+}
+
+// requestStartView asks the primary of view for its StartView; a replica
+// calls it when it hears of a view it did not take part in.
+func (r *Replica) requestStartView(view uint64) {
+	if r.isPrimaryOf(view) {
+		return
+	}
+	r.send(r.primaryIndex(view), &Message{Header: Header{Command: CommandRequestStartView, View: view}})
+}
+
+func (r *Replica) onRequestStartView(m *Message) {
+	if !r.Primary() || m.View != r.view {
+		return
+	}
+	r.send(m.Replica, &Message{Header: Header{Command: CommandStartView, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
+}
+
+// chainBody encodes the longest hash chain of headers ending at r.op, at
+// most JournalSlots of them, oldest first.
+func (r *Replica) chainBody() []byte {
+	var chain []*Header
+	op := r.op
+	for range r.cfg.JournalSlots {
+		h, ok := r.header(op)
+		if !ok || (len(chain) > 0 && chain[len(chain)-1].Parent != h.Checksum) {
+			break
+		}
+		chain = append(chain, h)
+		if op == 0 {
+			break
+		}
+		op--
+	}
+	body := make([]byte, len(chain)*HeaderSize)
+	for i := range chain {
+		chain[len(chain)-1-i].Encode(body[i*HeaderSize:])
+	}
+	return body
+}
+
+// decodeChain decodes and verifies a chain of headers: each a valid prepare
+// header whose Parent is the checksum of the one before.
+func decodeChain(body []byte) ([]Header, error) {
+	if len(body)%HeaderSize != 0 || len(body) == 0 {
+		return nil, fmt.Errorf("%w: chain of %d bytes", ErrMessageInvalid, len(body))
+	}
+	headers := make([]Header, len(body)/HeaderSize)
+	for i := range headers {
+		if err := headers[i].Decode(body[i*HeaderSize:]); err != nil {
+			return nil, err
+		}
+		if headers[i].Command != CommandPrepare {
+			return nil, fmt.Errorf("%w: chain holds %s", ErrMessageInvalid, headers[i].Command)
+		}
+		if i > 0 && (headers[i].Op != headers[i-1].Op+1 || headers[i].Parent != headers[i-1].Checksum) {
+			return nil, fmt.Errorf("%w: broken chain at op %d", ErrMessageInvalid, headers[i].Op)
+		}
+	}
+	return headers, nil
+}
+
+// installChain makes the log match the authoritative chain that ends at op:
+// headers that differ replace ours (losing their bodies, to be repaired),
+// ops above op are truncated, and if the chain does not connect to what we
+// hold below it, the unverifiable ops between are dropped and the replica
+// must repair them or fetch a checkpoint.
+func (r *Replica) installChain(headers []Header, op uint64) {
+	for i := range headers {
+		if headers[i].Op <= r.commitMin {
+			continue
+		}
+		r.log.setHeader(&headers[i])
+		if e := r.log.at(headers[i].Op); e != nil && e.prepare != nil && !e.written {
+			r.persist(headers[i].Op)
+		}
+	}
+	old := r.op
+	r.op = max(op, r.commitMin)
+	for o := old; o > r.op && old-o < r.cfg.JournalSlots; o-- {
+		r.log.remove(o)
+	}
+	first := headers[0]
+	if first.Op > r.commitMin+1 {
+		parent, ok := r.header(first.Op - 1)
+		if !ok || parent.Checksum != first.Parent {
+			low := max(r.commitMin, (first.Op-1)-min(first.Op-1, r.cfg.JournalSlots))
+			for o := first.Op - 1; o > low; o-- {
+				r.log.remove(o)
+			}
+			r.transfer.behind = true
+		}
+	}
+}
