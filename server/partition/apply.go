@@ -1,0 +1,135 @@
+package partition
+
+import (
+	"encoding/binary"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Result codes the partition machine commits (PROTOCOL.md §8).
+const (
+	CodeOK                     uint32 = 0
+	CodeInvalidCommand         uint32 = 3
+	CodeConsumerOffsetNotFound uint32 = 3021
+	CodeInvalidOffset          uint32 = 4100
+)
+
+// SendReplySize is the size of a SendMessages reply carrying one
+// confirmation: [count u32 = 1][stream u32][topic u32][partition u32]
+// [base_offset u64].
+const SendReplySize = 4 + 4 + 4 + 4 + 8
+
+// Apply executes one committed partition operation. timestamp is the
+// sequencer's timestamp in micros.
+//
+// SendMessages (160) replies with the raw §6.5 body: count 1 and the
+// SendConfirmation, or [count u32 = 0] when the batch cannot be stamped
+// (nothing is stored). Store (161) and Delete (162) consumer offset reply
+// result-framed (§4.9): [0u32] or [1][0][code] with 4100 (empty partition
+// or offset beyond the current offset), 3021 (nothing stored), 3
+// (undecodable body). Apply never panics on body bytes.
+func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byte) (reply []byte) {
+	m.lastOp = op
+	switch operation {
+	case OperationSendMessages:
+		_, send, err := DecodeSendMessages(body)
+		if err != nil {
+			return appendU32(nil, 0)
+		}
+		return m.send(timestamp, send.Batch)
+	case OperationStoreConsumerOffset:
+		_, store, err := DecodeStoreConsumerOffset(body)
+		if err != nil {
+			return rejectReply(CodeInvalidCommand)
+		}
+		return resultReply(m.storeOffset(store))
+	case OperationDeleteConsumerOffset:
+		_, del, err := DecodeDeleteConsumerOffset(body)
+		if err != nil {
+			return rejectReply(CodeInvalidCommand)
+		}
+		return resultReply(m.deleteOffset(del.Consumer))
+	}
+	return rejectReply(CodeInvalidCommand)
+}
+
+func resultReply(code uint32) []byte {
+	if code != CodeOK {
+		return rejectReply(code)
+	}
+	return appendU32(nil, 0)
+}
+
+func rejectReply(code uint32) []byte {
+	out := make([]byte, 0, 12)
+	out = appendU32(out, 1)
+	out = appendU32(out, 0)
+	return appendU32(out, code)
+}
+
+// send stamps a copy of batch and appends it to the unflushed buffer.
+func (m *Machine) send(timestamp uint64, batch []byte) []byte {
+	if len(batch) < wire.BatchHeaderSize {
+		return appendU32(nil, 0)
+	}
+	view := wire.BatchView(batch)
+	count := view.MessageCount()
+	if count == 0 || view.BatchLength() != uint64(len(batch)) {
+		return appendU32(nil, 0)
+	}
+	if m.nextOffset+uint64(count) < m.nextOffset {
+		return appendU32(nil, 0)
+	}
+	baseTimestamp := max(timestamp, m.lastTimestamp)
+	baseOffset := m.nextOffset
+	stamped := make([]byte, len(batch))
+	copy(stamped, batch)
+	if err := wire.StampBatch(stamped, uint64(m.cfg.PartitionID), baseOffset, baseTimestamp); err != nil {
+		return appendU32(nil, 0)
+	}
+	m.nextOffset += uint64(count)
+	m.lastTimestamp = baseTimestamp
+	m.messagesCount += uint64(count)
+	m.sizeBytes += uint64(len(stamped))
+	m.unflushed = append(m.unflushed, stamped)
+	m.unflushedMessages += uint64(count)
+	m.unflushedBytes += uint64(len(stamped))
+	reply := make([]byte, 0, SendReplySize)
+	reply = appendU32(reply, 1)
+	reply = appendU32(reply, m.cfg.StreamID)
+	reply = appendU32(reply, m.cfg.TopicID)
+	reply = appendU32(reply, m.cfg.PartitionID)
+	return appendU64(reply, baseOffset)
+}
+
+// storeOffset applies §5.7/§6.7: the partition must hold the offset.
+func (m *Machine) storeOffset(o StoreConsumerOffset) uint32 {
+	current, ok := m.CurrentOffset()
+	if !ok || o.Offset > current {
+		return CodeInvalidOffset
+	}
+	if previous, stored := m.offsets[o.Consumer]; stored && o.Mode == StoreAutoCommit && previous >= o.Offset {
+		return CodeOK
+	}
+	m.offsets[o.Consumer] = o.Offset
+	m.emit(Effect{Kind: EffectOffsetStored, Consumer: o.Consumer, Offset: o.Offset})
+	return CodeOK
+}
+
+func (m *Machine) deleteOffset(key ConsumerKey) uint32 {
+	if _, stored := m.offsets[key]; !stored {
+		return CodeConsumerOffsetNotFound
+	}
+	delete(m.offsets, key)
+	m.emit(Effect{Kind: EffectOffsetDeleted, Consumer: key})
+	return CodeOK
+}
+
+// SendConfirmationBaseOffset reads the base offset from a SendMessages
+// reply; ok is false for a reply without a confirmation.
+func SendConfirmationBaseOffset(reply []byte) (baseOffset uint64, ok bool) {
+	if len(reply) != SendReplySize || binary.LittleEndian.Uint32(reply) != 1 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(reply[16:]), true
+}

@@ -1,0 +1,58 @@
+package partition
+
+import "github.com/stratabroker/strata/net/wire"
+
+// FlushDue reports whether the unflushed batches reached either of the
+// topic's thresholds (messages_required_to_save,
+// size_of_messages_required_to_save). It depends only on applied state, so
+// every replica reaches the same answer after the same op.
+func (m *Machine) FlushDue() bool {
+	return m.unflushedMessages >= uint64(m.cfg.MessagesRequiredToSave) ||
+		m.unflushedBytes >= m.cfg.SizeOfMessagesRequiredToSaveBytes
+}
+
+// Unflushed returns the stamped batches not yet reported flushed, in offset
+// order. The slices are shared with the machine: read-only, valid until
+// MarkFlushed, Purge or Restore.
+func (m *Machine) Unflushed() [][]byte { return m.unflushed }
+
+// UnflushedCounts returns the messages and bytes waiting in Unflushed.
+func (m *Machine) UnflushedCounts() (messages, bytes uint64) {
+	return m.unflushedMessages, m.unflushedBytes
+}
+
+// MarkFlushed releases every unflushed batch whose last offset is at most
+// uptoOffset: the server calls it once those batches are written to
+// segments (and synced, when the topic requires it).
+func (m *Machine) MarkFlushed(uptoOffset uint64) {
+	released := 0
+	for _, b := range m.unflushed {
+		last, ok := lastOffset(b)
+		if !ok || last > uptoOffset {
+			break
+		}
+		m.unflushedMessages -= uint64(wire.BatchView(b).MessageCount())
+		m.unflushedBytes -= uint64(len(b))
+		released++
+	}
+	if released == 0 {
+		return
+	}
+	clear(m.unflushed[:released])
+	m.unflushed = m.unflushed[released:]
+	if len(m.unflushed) == 0 {
+		m.unflushed = nil
+	}
+}
+
+// lastOffset returns the offset of a stamped batch's last message.
+func lastOffset(b []byte) (uint64, bool) {
+	if len(b) < wire.BatchHeaderSize {
+		return 0, false
+	}
+	v := wire.BatchView(b)
+	if v.MessageCount() == 0 {
+		return 0, false
+	}
+	return v.BaseOffset() + uint64(v.MessageCount()) - 1, true
+}

@@ -1,0 +1,128 @@
+package partition
+
+// Operation bytes of PROTOCOL.md §3.1 applied by the partition machine.
+const (
+	OperationSendMessages         uint8 = 160
+	OperationStoreConsumerOffset  uint8 = 161
+	OperationDeleteConsumerOffset uint8 = 162
+)
+
+// Envelope is the prefix of every operation body: the requesting user, the
+// client session and its request number (same layout as the metadata
+// machine's).
+type Envelope struct {
+	UserID   uint32
+	ClientLo uint64
+	ClientHi uint64
+	Request  uint64
+}
+
+// EnvelopeSize is the encoded size of an Envelope.
+const EnvelopeSize = 4 + 8 + 8 + 8
+
+func (e Envelope) appendTo(dst []byte) []byte {
+	dst = appendU32(dst, e.UserID)
+	dst = appendU64(dst, e.ClientLo)
+	dst = appendU64(dst, e.ClientHi)
+	return appendU64(dst, e.Request)
+}
+
+func decodeEnvelope(d *decoder) Envelope {
+	return Envelope{UserID: d.u32(), ClientLo: d.u64(), ClientHi: d.u64(), Request: d.u64()}
+}
+
+// SendMessages carries one batch (§6.1/§6.2) the server has already
+// validated (checksums, tiling, counts). Apply stamps it.
+type SendMessages struct {
+	Batch []byte
+}
+
+// EncodeSendMessages returns the operation body: envelope then the batch
+// bytes up to the end.
+func EncodeSendMessages(env Envelope, batch []byte) []byte {
+	out := make([]byte, 0, EnvelopeSize+len(batch))
+	out = env.appendTo(out)
+	return append(out, batch...)
+}
+
+// DecodeSendMessages splits a SendMessages body. The batch aliases body.
+func DecodeSendMessages(body []byte) (Envelope, SendMessages, error) {
+	d := decoder{buf: body}
+	env := decodeEnvelope(&d)
+	if d.err != nil {
+		return Envelope{}, SendMessages{}, d.err
+	}
+	return env, SendMessages{Batch: body[d.off:]}, nil
+}
+
+// StoreMode says whether a StoreConsumerOffset is an explicit store (121)
+// or a poll's auto-commit.
+type StoreMode uint8
+
+const (
+	// StoreExplicit may move a stored offset backwards.
+	StoreExplicit StoreMode = 0
+	// StoreAutoCommit never moves a stored offset backwards (§6.6).
+	StoreAutoCommit StoreMode = 1
+)
+
+// StoreConsumerOffset stores Offset for Consumer (§5.7, §6.7). Auto-commit
+// after a poll is the same operation with Mode StoreAutoCommit.
+type StoreConsumerOffset struct {
+	Consumer ConsumerKey
+	Offset   uint64
+	Mode     StoreMode
+}
+
+// storeSize is the encoded size of a StoreConsumerOffset after the
+// envelope.
+const storeSize = 1 + 4 + 8 + 1
+
+// Encode returns the operation body.
+func (o StoreConsumerOffset) Encode(env Envelope) []byte {
+	out := env.appendTo(make([]byte, 0, EnvelopeSize+storeSize))
+	out = append(out, o.Consumer.Kind)
+	out = appendU32(out, o.Consumer.ID)
+	out = appendU64(out, o.Offset)
+	return append(out, uint8(o.Mode))
+}
+
+// DecodeStoreConsumerOffset decodes a body made by Encode.
+func DecodeStoreConsumerOffset(body []byte) (Envelope, StoreConsumerOffset, error) {
+	d := decoder{buf: body}
+	env := decodeEnvelope(&d)
+	o := StoreConsumerOffset{Consumer: ConsumerKey{Kind: d.u8(), ID: d.u32()}, Offset: d.u64(), Mode: StoreMode(d.u8())}
+	if err := d.end(); err != nil {
+		return Envelope{}, StoreConsumerOffset{}, err
+	}
+	if !validConsumerKind(o.Consumer.Kind) || o.Mode > StoreAutoCommit {
+		return Envelope{}, StoreConsumerOffset{}, ErrMalformed
+	}
+	return env, o, nil
+}
+
+// DeleteConsumerOffset forgets Consumer's stored offset.
+type DeleteConsumerOffset struct {
+	Consumer ConsumerKey
+}
+
+// Encode returns the operation body.
+func (o DeleteConsumerOffset) Encode(env Envelope) []byte {
+	out := env.appendTo(make([]byte, 0, EnvelopeSize+5))
+	out = append(out, o.Consumer.Kind)
+	return appendU32(out, o.Consumer.ID)
+}
+
+// DecodeDeleteConsumerOffset decodes a body made by Encode.
+func DecodeDeleteConsumerOffset(body []byte) (Envelope, DeleteConsumerOffset, error) {
+	d := decoder{buf: body}
+	env := decodeEnvelope(&d)
+	o := DeleteConsumerOffset{Consumer: ConsumerKey{Kind: d.u8(), ID: d.u32()}}
+	if err := d.end(); err != nil {
+		return Envelope{}, DeleteConsumerOffset{}, err
+	}
+	if !validConsumerKind(o.Consumer.Kind) {
+		return Envelope{}, DeleteConsumerOffset{}, ErrMalformed
+	}
+	return env, o, nil
+}
