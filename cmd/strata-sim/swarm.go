@@ -1,0 +1,125 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/stratabroker/strata/sim"
+)
+
+// swarmSeedsMax bounds one swarm invocation.
+const swarmSeedsMax = 100_000_000
+
+// cmdSwarm runs --seeds seeds from --from on --parallel goroutines (each
+// seed's run is single-goroutine and independent), reports each failure,
+// and prints the summary line "N passed, N failed".
+func cmdSwarm(args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
+	seeds := fs.Uint64("seeds", 100, "number of seeds")
+	from := fs.Uint64("from", 1, "first seed")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once")
+	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
+	var bugs bugFlag
+	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 1, err
+	}
+	if *seeds == 0 || *seeds > swarmSeedsMax {
+		return 1, fmt.Errorf("--seeds must be 1..%d", swarmSeedsMax)
+	}
+	if *parallel < 1 {
+		*parallel = 1
+	}
+	start := time.Now()
+	results := make([]*sim.Result, *seeds)
+	next := make(chan uint64)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards stdout and failure files
+	for w := 0; w < *parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				params := sim.DrawParams(*from + i)
+				if *ticks > 0 {
+					params.SafetyTicks = *ticks
+				}
+				res := sim.Run(sim.Options{Params: params, Bugs: bugs.set()})
+				results[i] = res
+				if res.Outcome.Kind != sim.OutcomeOK {
+					mu.Lock()
+					fmt.Fprintf(stdout, "FAIL seed=%d %s\n", res.Params.Seed, firstLine(res.Outcome.String()))
+					if err := writeFailure(res, bugs, stdout); err != nil {
+						fmt.Fprintf(stdout, "  could not write failure files: %v\n", err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := uint64(0); i < *seeds; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	var passed, failed uint64
+	code := 0
+	var net sim.NetworkCounters
+	var disk sim.StorageCounters
+	var proc sim.RunCounters
+	var ticksTotal uint64
+	for _, res := range results {
+		if res.Outcome.Kind == sim.OutcomeOK {
+			passed++
+		} else {
+			failed++
+			if code == 0 {
+				code = res.Outcome.Kind.ExitCode()
+			}
+		}
+		ticksTotal += res.Ticks
+		addCounters(&net, &disk, &proc, res)
+	}
+	minutes := elapsed.Minutes()
+	fmt.Fprintf(stdout, "seeds %d..%d in %s (%.0f seeds/minute, %d simulated ticks)\n",
+		*from, *from+*seeds-1, elapsed.Round(time.Millisecond), float64(*seeds)/minutes, ticksTotal)
+	fmt.Fprintf(stdout, "faults: messages_dropped=%d duplicated=%d partitions=%d clogs=%d crashes=%d power_losses=%d power_losses_all=%d torn_writes=%d latent_sectors=%d read_errors=%d misdirected=%d\n",
+		net.DroppedLoss+net.DroppedPartition+net.DroppedCapacity, net.Duplicated, net.Partitions, net.Clogs,
+		proc.Crashes, proc.PowerLosses, proc.PowerLossesAll, disk.TornWrites, disk.LatentSectors, disk.ReadErrors, disk.MisdirectedWrite)
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	return code, nil
+}
+
+func addCounters(net *sim.NetworkCounters, disk *sim.StorageCounters, proc *sim.RunCounters, res *sim.Result) {
+	n := &res.Network
+	net.DroppedLoss += n.DroppedLoss
+	net.DroppedPartition += n.DroppedPartition
+	net.DroppedCapacity += n.DroppedCapacity
+	net.Duplicated += n.Duplicated
+	net.Partitions += n.Partitions
+	net.Clogs += n.Clogs
+	d := &res.Storage
+	disk.TornWrites += d.TornWrites
+	disk.LatentSectors += d.LatentSectors
+	disk.ReadErrors += d.ReadErrors
+	disk.MisdirectedWrite += d.MisdirectedWrite
+	p := &res.Process
+	proc.Crashes += p.Crashes
+	proc.PowerLosses += p.PowerLosses
+	proc.PowerLossesAll += p.PowerLossesAll
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

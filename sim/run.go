@@ -1,0 +1,307 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/stratabroker/strata/vsr"
+)
+
+// OutcomeKind classifies the end of a run.
+type OutcomeKind uint8
+
+const (
+	// OutcomeOK means every checker passed.
+	OutcomeOK OutcomeKind = iota
+	// OutcomeSafety means a safety checker failed.
+	OutcomeSafety
+	// OutcomeLiveness means the quorum core did not converge in time.
+	OutcomeLiveness
+	// OutcomeCrash means the code under test panicked.
+	OutcomeCrash
+)
+
+var outcomeNames = [...]string{"ok", "safety", "liveness", "crash"}
+
+// String names k as scenario files and reports spell it.
+func (k OutcomeKind) String() string {
+	if int(k) < len(outcomeNames) {
+		return outcomeNames[k]
+	}
+	return fmt.Sprintf("outcome(%d)", k)
+}
+
+// ExitCode returns strata-sim's exit status for k.
+func (k OutcomeKind) ExitCode() int {
+	switch k {
+	case OutcomeSafety:
+		return 2
+	case OutcomeLiveness:
+		return 3
+	case OutcomeCrash:
+		return 4
+	}
+	return 0
+}
+
+// Outcome is how a run ended: its kind, the checker that failed and why.
+type Outcome struct {
+	Kind    OutcomeKind
+	Checker string // commits, exactly-once, linearizability, durability, liveness, client, panic
+	Detail  string
+}
+
+// String renders the outcome on one line.
+func (o Outcome) String() string {
+	if o.Kind == OutcomeOK {
+		return "ok"
+	}
+	return fmt.Sprintf("%s (%s): %s", o.Kind, o.Checker, o.Detail)
+}
+
+// Result is the report of one run.
+type Result struct {
+	Params    Params
+	Outcome   Outcome
+	TraceHash uint64
+	Ticks     uint64
+	Committed uint64 // highest op applied by any replica
+	Completed int    // client operations with a response
+	Requests  int    // client operations invoked
+	Network   NetworkCounters
+	Storage   StorageCounters
+	Process   RunCounters
+	// DurabilityWaived says why the durability check did not apply, if so.
+	DurabilityWaived string
+	history          *History
+	linearizability  *LinearizabilityChecker
+}
+
+// WriteVisualization writes porcupine's HTML view of the run's history to
+// dir/name (after the linearizability check ran).
+func (r *Result) WriteVisualization(dir, name string) (string, error) {
+	if r.linearizability == nil {
+		lc := &LinearizabilityChecker{}
+		_ = lc.Check(r.history) // only for the visualization; the verdict is in Outcome
+		r.linearizability = lc
+	}
+	return r.linearizability.WriteVisualization(dir, name)
+}
+
+// Print writes the report: outcome, counters and trace hash.
+func (r *Result) Print(w io.Writer) {
+	fmt.Fprintf(w, "outcome: %s\n", r.Outcome)
+	fmt.Fprintf(w, "ticks=%d committed=%d requests=%d completed=%d\n", r.Ticks, r.Committed, r.Requests, r.Completed)
+	n := &r.Network
+	fmt.Fprintf(w, "network: sent=%d delivered=%d dropped_loss=%d dropped_partition=%d dropped_capacity=%d dropped_down=%d duplicated=%d reordered=%d partitions=%d clogs=%d\n",
+		n.Sent, n.Delivered, n.DroppedLoss, n.DroppedPartition, n.DroppedCapacity, n.DroppedDown, n.Duplicated, n.Reordered, n.Partitions, n.Clogs)
+	s := &r.Storage
+	fmt.Fprintf(w, "storage: reads=%d writes=%d syncs=%d torn_writes=%d latent_sectors=%d read_errors=%d misdirected=%d unsynced_lost=%d\n",
+		s.Reads, s.Writes, s.Syncs, s.TornWrites, s.LatentSectors, s.ReadErrors, s.MisdirectedWrite, s.UnsyncedLost)
+	p := &r.Process
+	fmt.Fprintf(w, "processes: crashes=%d power_losses=%d power_losses_all=%d restarts=%d evictions=%d client_retries=%d\n",
+		p.Crashes, p.PowerLosses, p.PowerLossesAll, p.Restarts, p.Evictions, p.ClientRetries)
+	if r.DurabilityWaived != "" {
+		fmt.Fprintf(w, "durability check waived: %s\n", r.DurabilityWaived)
+	}
+	fmt.Fprintf(w, "trace_hash=%016x\n", r.TraceHash)
+}
+
+// Options configure Run.
+type Options struct {
+	Params Params
+	Bugs   vsr.BugSet
+	// Verbose, if not nil, receives a line per fault and phase change.
+	Verbose io.Writer
+}
+
+// Run simulates one seed: a safety phase of Params.SafetyTicks with random
+// faults, then a liveness phase, then the checkers. It runs entirely on the
+// calling goroutine and recovers a panic of the code under test as
+// OutcomeCrash.
+func Run(opts Options) *Result {
+	return runScript(opts, nil)
+}
+
+// runScript is Run with an optional scripted body replacing the random
+// safety phase (scenarios). script returns a failed expectation as an
+// error.
+func runScript(opts Options, script func(c *Cluster, res *Result) error) (res *Result) {
+	params := opts.Params
+	params.normalize()
+	res = &Result{Params: params}
+	var c *Cluster
+	defer func() {
+		if v := recover(); v != nil {
+			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "panic", Detail: fmt.Sprintf("%v\n%s", v, debug.Stack())}
+			if c != nil {
+				res.fill(c)
+			}
+		}
+	}()
+	var err error
+	c, err = NewCluster(&params, opts.Bugs, opts.Verbose)
+	if err != nil {
+		res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "setup", Detail: err.Error()}
+		return res
+	}
+	if script != nil {
+		if err := script(c, res); err != nil {
+			res.fill(c)
+			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "scenario", Detail: err.Error()}
+			return res
+		}
+	} else {
+		c.logf("safety phase: %d ticks", params.SafetyTicks)
+		for t := 0; t < params.SafetyTicks && c.violation == nil; t++ {
+			c.Tick()
+		}
+		c.Liveness()
+	}
+	c.finish(res)
+	return res
+}
+
+// Liveness runs the liveness phase: faults stop, a quorum core is chosen
+// (replicas that kept their memory and healthy disks first), its crashed
+// members restart, the rest are isolated, clients send no new requests,
+// and the core has LivenessTicks to converge.
+func (c *Cluster) Liveness() {
+	if c.violation != nil {
+		return
+	}
+	core := c.chooseCore()
+	c.logf("liveness phase: core %v, %d ticks", core, c.params.LivenessTicks)
+	c.faultsEnabled = false
+	c.network.SetFaults(false)
+	c.network.Heal()
+	c.network.Unclog()
+	for _, s := range c.storages {
+		s.SetFaults(false)
+	}
+	inCore := make([]bool, c.params.ReplicaCount)
+	for _, i := range core {
+		inCore[i] = true
+		c.Restart(i)
+	}
+	for i := range inCore {
+		if !inCore[i] {
+			c.network.Isolate(i)
+		}
+	}
+	for _, cl := range c.clients {
+		cl.stopped = true
+	}
+	c.core = core
+	for t := 0; t < c.params.LivenessTicks && c.violation == nil; t++ {
+		if (LivenessChecker{}).Converged(c, core) {
+			break
+		}
+		c.Tick()
+	}
+}
+
+// chooseCore picks max(replication quorum, view-change quorum) replicas,
+// preferring ones that are running and healthy, then ones whose disk the
+// fault model leaves intact; ties are broken by a seeded shuffle.
+func (c *Cluster) chooseCore() []int {
+	n := c.params.ReplicaCount
+	size := ReplicationQuorum(n)
+	if q := ViewChangeQuorum(n); q > size {
+		size = q
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	c.prng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rank := func(i int) int {
+		r := 0
+		if c.replicas[i] == nil || c.unhealthy[i] {
+			r += 2
+		}
+		if c.params.IsStorageFaulty(i) {
+			r++
+		}
+		return r
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
+	core := append([]int(nil), order[:size]...)
+	sort.Ints(core)
+	return core
+}
+
+// finish runs the end-of-run checkers and fills res.
+func (c *Cluster) finish(res *Result) {
+	res.fill(c)
+	switch {
+	case c.violation != nil:
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: c.violationChecker(), Detail: c.violation.Error()}
+		return
+	}
+	lc := &LinearizabilityChecker{}
+	res.linearizability = lc
+	if err := lc.Check(&c.history); err != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: "linearizability", Detail: err.Error()}
+		return
+	}
+	if c.core == nil {
+		return // a scenario without a liveness phase
+	}
+	if err := (LivenessChecker{}).Check(c, c.core); err != nil {
+		res.Outcome = Outcome{Kind: OutcomeLiveness, Checker: "liveness", Detail: err.Error()}
+		return
+	}
+	logs := make(map[int][]uint64, len(c.core))
+	for _, i := range c.core {
+		logs[i] = c.logs[i].Values()
+	}
+	if err := c.durability.Check(&c.history, logs, c.core); err != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: "durability", Detail: err.Error()}
+	}
+}
+
+func (c *Cluster) violationChecker() string {
+	switch {
+	case c.commits.Check() != nil:
+		return "commits"
+	case c.exactlyOnce.Check() != nil:
+		return "exactly-once"
+	}
+	return "client"
+}
+
+func (r *Result) fill(c *Cluster) {
+	r.TraceHash = c.trace.Sum64()
+	r.Ticks = c.now
+	r.Committed = c.commits.CommitMax
+	r.Requests = len(c.history.Entries)
+	r.Completed = c.completedCount()
+	r.Network = c.network.Counters
+	r.Storage = StorageCounters{}
+	for _, s := range c.storages {
+		r.Storage.add(s.Counters)
+	}
+	r.Process = c.counters
+	for _, cl := range c.clients {
+		r.Process.ClientRetries += cl.retries
+	}
+	r.DurabilityWaived = c.durability.Waived()
+	r.history = &c.history
+}
+
+// ReplicaSummary describes every replica in one line, for reports.
+func (c *Cluster) ReplicaSummary() string {
+	var b strings.Builder
+	for i, r := range c.replicas {
+		if r == nil {
+			fmt.Fprintf(&b, " r%d=down", i)
+			continue
+		}
+		fmt.Fprintf(&b, " r%d=%s/v%d/op%d/c%d", i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber())
+	}
+	return b.String()
+}

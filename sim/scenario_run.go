@@ -1,0 +1,217 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stratabroker/strata/vsr"
+)
+
+// ScenarioParams returns the parameters a scenario runs with: drawn from
+// its seed for `swarm`, else quiet ones, then its `set` lines.
+func (sc *Scenario) ScenarioParams() Params {
+	var p Params
+	if sc.Swarm {
+		p = DrawParams(sc.Seed)
+	} else {
+		p = QuietParams(sc.Seed, sc.ReplicaCount, sc.ClientCount, sc.Durability)
+	}
+	for _, s := range sc.Sets {
+		paramSetters[s.Name](&p, s.Value)
+	}
+	return p
+}
+
+// ScenarioBugs returns the planted bugs a scenario names.
+func (sc *Scenario) ScenarioBugs() (vsr.BugSet, error) {
+	var bugs vsr.BugSet
+	for _, name := range sc.Bugs {
+		b, err := vsr.ParseBug(name)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrScenario, err)
+		}
+		bugs |= b
+	}
+	return bugs, nil
+}
+
+// RunScenario runs a scenario's script and then its end-of-run checkers.
+// It returns the run's result and an error listing every expectation that
+// failed (nil if all held).
+func RunScenario(sc *Scenario, verbose io.Writer) (*Result, error) {
+	bugs, err := sc.ScenarioBugs()
+	if err != nil {
+		return nil, err
+	}
+	var failures []string
+	res := runScript(Options{Params: sc.ScenarioParams(), Bugs: bugs, Verbose: verbose}, func(c *Cluster, res *Result) error {
+		for _, st := range sc.Steps {
+			if c.violation != nil {
+				return nil
+			}
+			if st.Command == "expect" {
+				if st.Expect.Subject == "outcome" || st.Expect.Subject == "violation" {
+					continue // checked after the run
+				}
+				if msg := c.checkExpectation(&st.Expect); msg != "" {
+					failures = append(failures, fmt.Sprintf("line %d: %s", st.Line, msg))
+				}
+				continue
+			}
+			c.runStep(&st)
+		}
+		return nil
+	})
+	for _, st := range sc.Steps {
+		e := &st.Expect
+		if st.Command != "expect" {
+			continue
+		}
+		switch e.Subject {
+		case "outcome":
+			if got := res.Outcome.Kind.String(); (got == e.Word) == (e.Op == "!=") {
+				failures = append(failures, fmt.Sprintf("line %d: outcome is %s, expected %s%s", st.Line, res.Outcome, e.Op, e.Word))
+			}
+		case "violation":
+			if res.Outcome.Checker != e.Word {
+				failures = append(failures, fmt.Sprintf("line %d: failed checker is %q, expected %q (outcome %s)", st.Line, res.Outcome.Checker, e.Word, res.Outcome))
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return res, fmt.Errorf("scenario expectations failed:\n  %s", strings.Join(failures, "\n  "))
+	}
+	return res, nil
+}
+
+func (c *Cluster) runStep(st *ScenarioStep) {
+	all := func(f func(i int)) {
+		if st.Replica >= 0 {
+			f(st.Replica)
+			return
+		}
+		for i := range c.replicas {
+			f(i)
+		}
+	}
+	switch st.Command {
+	case "tick":
+		for t := int64(0); t < st.Number && c.violation == nil; t++ {
+			c.Tick()
+		}
+	case "run":
+		c.logf("safety phase: %d ticks", c.params.SafetyTicks)
+		for t := 0; t < c.params.SafetyTicks && c.violation == nil; t++ {
+			c.Tick()
+		}
+	case "liveness":
+		c.Liveness()
+	case "partition", "partition-oneway":
+		side := make([]int, c.params.ReplicaCount)
+		for i := range side {
+			side[i] = -1
+		}
+		for _, i := range st.SideA {
+			side[i] = 0
+		}
+		for _, i := range st.SideB {
+			side[i] = 1
+		}
+		c.logf("partition %v (one way %v)", side, st.Command == "partition-oneway")
+		c.network.Partition(side, st.Command == "partition-oneway")
+	case "isolate":
+		c.logf("isolate replica %d", st.Replica)
+		c.network.Isolate(st.Replica)
+	case "heal":
+		c.logf("heal")
+		c.network.Heal()
+	case "clog":
+		c.logf("clog %d>%d for %d ticks", st.From, st.To, st.Number)
+		c.network.Clog(st.From, st.To, c.now+uint64(st.Number))
+	case "crash":
+		all(func(i int) { c.Crash(i, false, st.Torn) })
+	case "power-loss":
+		all(func(i int) { c.Crash(i, true, st.Torn) })
+	case "restart":
+		all(func(i int) { c.Restart(i) })
+	case "corrupt":
+		zone := map[string]vsr.Zone{"wal-headers": vsr.ZoneWALHeaders, "wal-prepares": vsr.ZoneWALPrepares, "checkpoint": vsr.ZoneCheckpoint}[st.Zone]
+		c.logf("latent error: replica %d zone %s sector %d", st.Replica, st.Zone, st.Number)
+		c.storages[st.Replica].CorruptSector(zone, uint64(st.Number))
+	case "faults":
+		on := st.Number == 1
+		c.faultsEnabled = on
+		c.network.SetFaults(on)
+		for _, s := range c.storages {
+			s.SetFaults(on)
+		}
+	}
+}
+
+// checkExpectation evaluates a numeric expectation now; it returns "" if it
+// holds, else a description.
+func (c *Cluster) checkExpectation(e *Expectation) string {
+	var actual int64
+	name := e.Subject
+	switch e.Subject {
+	case "committed":
+		actual = int64(c.commits.CommitMax)
+	case "commit":
+		name = fmt.Sprintf("commit[%d]", e.Index)
+		if e.Index >= len(c.replicas) || c.replicas[e.Index] == nil {
+			return fmt.Sprintf("%s: replica down or absent", name)
+		}
+		actual = int64(c.replicas[e.Index].CommitNumber())
+	case "view":
+		for _, r := range c.replicas {
+			if r != nil && int64(r.View()) > actual {
+				actual = int64(r.View())
+			}
+		}
+	case "completed":
+		actual = int64(c.completedCount())
+	case "crashes":
+		actual = int64(c.counters.Crashes)
+	case "power-losses":
+		actual = int64(c.counters.PowerLosses)
+	case "torn-writes", "read-errors":
+		var sc StorageCounters
+		for _, s := range c.storages {
+			sc.add(s.Counters)
+		}
+		actual = int64(sc.TornWrites)
+		if e.Subject == "read-errors" {
+			actual = int64(sc.ReadErrors)
+		}
+	}
+	if e.Holds(actual) {
+		return ""
+	}
+	return fmt.Sprintf("%s is %d, expected %s%d (replicas:%s)", name, actual, e.Op, e.Value, c.ReplicaSummary())
+}
+
+// FailureScenario renders a scenario file that replays a failed swarm run
+// exactly.
+func FailureScenario(res *Result, bugNames []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Found by strata-sim swarm: seed=%d outcome=%s checker=%s\n", res.Params.Seed, res.Outcome.Kind, res.Outcome.Checker)
+	detail := res.Outcome.Detail
+	if i := strings.IndexByte(detail, '\n'); i >= 0 {
+		detail = detail[:i]
+	}
+	fmt.Fprintf(&b, "# %s\n", detail)
+	fmt.Fprintf(&b, "# trace_hash=%016x\n", res.TraceHash)
+	fmt.Fprintf(&b, "swarm %d\n", res.Params.Seed)
+	for _, n := range bugNames {
+		fmt.Fprintf(&b, "bug %s\n", n)
+	}
+	if res.Params.SafetyTicks != safetyTicksDefault {
+		fmt.Fprintf(&b, "set safety_ticks %d\n", res.Params.SafetyTicks)
+	}
+	fmt.Fprintf(&b, "run\nliveness\nexpect outcome=%s\n", res.Outcome.Kind)
+	if res.Outcome.Checker != "" {
+		fmt.Fprintf(&b, "expect violation=%s\n", res.Outcome.Checker)
+	}
+	return b.String()
+}
