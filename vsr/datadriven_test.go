@@ -63,6 +63,25 @@ func runCommand(t *testing.T, cp **testCluster, d *datadriven.TestData) string {
 			return err.Error()
 		}
 		return ""
+	case "requests":
+		// Submit n operations one after another, ticking until each replies.
+		id := uint64(argInt(t, d, "client", 1))
+		n := argInt(t, d, "n", 1)
+		cl := c.client(id)
+		done := 0
+		for i := range n {
+			if err := cl.Submit(OperationUserMin, []byte(fmt.Sprintf("x%d", i))); err != nil {
+				return err.Error()
+			}
+			for ticks := 0; cl.Busy() && ticks < 1000; ticks++ {
+				c.tick(1)
+			}
+			if !cl.Busy() {
+				done++
+			}
+		}
+		c.replies = nil
+		return fmt.Sprintf("completed %d of %d\n", done, n)
 	case "deliver":
 		c.trace.Reset()
 		n := c.deliver(!d.HasArg("quiet"), argInt(t, d, "max", 100_000))
