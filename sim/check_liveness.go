@@ -21,7 +21,7 @@ func (LivenessChecker) Converged(c *Cluster, core []int) bool {
 // Check returns an error describing why the cluster has not converged.
 func (LivenessChecker) Check(c *Cluster, core []int) error {
 	if p := livenessProblem(c, core); p != "" {
-		return fmt.Errorf("no convergence within %d ticks of the liveness phase: %s", c.params.LivenessTicks, p)
+		return fmt.Errorf("no convergence within %d ticks of the liveness phase: %s (core %v, replicas:%s)", c.params.LivenessTicks, p, core, c.ReplicaSummary())
 	}
 	return nil
 }

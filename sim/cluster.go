@@ -31,6 +31,7 @@ type RunCounters struct {
 	Evictions        uint64
 	ClientRetries    uint64
 	MalformedReplies uint64
+	Restores         uint64 // checkpoints restored into a state machine
 }
 
 // Cluster is one simulated world: replicas, their disks and clocks, the
@@ -67,6 +68,8 @@ type Cluster struct {
 	scratch  [vsr.HeaderSize + 32]byte
 	counters RunCounters
 	verbose  io.Writer
+	// traceMessages prints every delivered message to verbose.
+	traceMessages bool
 }
 
 // NewCluster builds the world for params with every replica open.
@@ -208,6 +211,7 @@ func (c *Cluster) observeApply(replica int, op, timestamp uint64, operation uint
 // observeRestore implements applyObserver.
 func (c *Cluster) observeRestore(replica int, valueCount int) {
 	c.commits.OnReset(replica)
+	c.counters.Restores++
 	c.logf("replica %d restored a checkpoint of %d values", replica, valueCount)
 }
 
@@ -252,6 +256,9 @@ func (c *Cluster) deliver(from, to int, m *vsr.Message) {
 	b = binary.LittleEndian.AppendUint64(b, c.now)
 	b = binary.LittleEndian.AppendUint64(b, uint64(from)<<32|uint64(to))
 	_, _ = c.trace.Write(b)
+	if c.traceMessages && c.verbose != nil {
+		fmt.Fprintf(c.verbose, "[%6d] %d->%d %s\n", c.now, from, to, m)
+	}
 	if to < c.params.ReplicaCount {
 		if r := c.replicas[to]; r != nil {
 			r.Step(m)

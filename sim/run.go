@@ -116,6 +116,8 @@ type Options struct {
 	Bugs   vsr.BugSet
 	// Verbose, if not nil, receives a line per fault and phase change.
 	Verbose io.Writer
+	// TraceMessages also prints every delivered message to Verbose.
+	TraceMessages bool
 }
 
 // Run simulates one seed: a safety phase of Params.SafetyTicks with random
@@ -148,6 +150,7 @@ func runScript(opts Options, script func(c *Cluster, res *Result) error) (res *R
 		res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "setup", Detail: err.Error()}
 		return res
 	}
+	c.traceMessages = opts.TraceMessages
 	if script != nil {
 		if err := script(c, res); err != nil {
 			res.fill(c)

@@ -391,7 +391,7 @@ func parseExpectation(s string) (Expectation, error) {
 			}
 			e.Word = value
 			return e, nil
-		case "committed", "commit", "view", "completed", "crashes", "power-losses", "torn-writes", "read-errors":
+		case "committed", "commit", "view", "completed", "crashes", "power-losses", "torn-writes", "read-errors", "restores":
 			v, err := strconv.ParseInt(value, 10, 64)
 			if err != nil {
 				return e, fmt.Errorf("bad number %q", value)
@@ -447,6 +447,7 @@ var paramSetters = map[string]func(p *Params, v int64){
 	"safety_ticks":          func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) },
 	"liveness_ticks":        func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) },
 	"path_capacity_max":     func(p *Params, v int64) { p.PathCapacityMax = clampInt(v, 1, 1<<20) },
+	"journal_slots":         func(p *Params, v int64) { p.JournalSlots = uint64(clampInt(v, 32, 255)) },
 }
 
 func ppm(v int64) uint32 {

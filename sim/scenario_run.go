@@ -173,6 +173,8 @@ func (c *Cluster) checkExpectation(e *Expectation) string {
 		actual = int64(c.completedCount())
 	case "crashes":
 		actual = int64(c.counters.Crashes)
+	case "restores":
+		actual = int64(c.counters.Restores)
 	case "power-losses":
 		actual = int64(c.counters.PowerLosses)
 	case "torn-writes", "read-errors":

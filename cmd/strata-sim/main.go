@@ -84,6 +84,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	seed := fs.Uint64("seed", 0, "the seed to run")
 	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
 	verbose := fs.Bool("verbose", false, "print every fault and phase change")
+	traceMessages := fs.Bool("trace", false, "with --verbose, print every delivered message")
 	var bugs bugFlag
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -94,7 +95,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		params.SafetyTicks = *ticks
 	}
 	params.Print(stdout)
-	opts := sim.Options{Params: params, Bugs: bugs.set()}
+	opts := sim.Options{Params: params, Bugs: bugs.set(), TraceMessages: *traceMessages}
 	if *verbose {
 		opts.Verbose = stdout
 	}
