@@ -1,0 +1,327 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Message limits the SDKs enforce (PROTOCOL.md §6.4).
+const (
+	// PayloadSizeMax is the largest payload a message may carry.
+	PayloadSizeMax = 64_000_000
+	// UserHeadersSizeMax is the largest encoded user-headers block.
+	UserHeadersSizeMax = 100_000
+)
+
+// MessageID is a message's 128-bit id (Low = bytes 0..8 of the field).
+type MessageID = wire.MessageID
+
+// Partitioning kinds (§4.4).
+const (
+	partitioningBalanced    = 1
+	partitioningPartitionID = 2
+	partitioningMessagesKey = 3
+)
+
+// Partitioning chooses the partition a send lands in (§4.4).
+type Partitioning struct {
+	kind      uint8
+	partition uint32
+	key       []byte
+}
+
+// Balanced lets the server pick partitions round-robin.
+func Balanced() Partitioning { return Partitioning{kind: partitioningBalanced} }
+
+// PartitionID sends to one partition.
+func PartitionID(id uint32) Partitioning {
+	return Partitioning{kind: partitioningPartitionID, partition: id}
+}
+
+// MessagesKey sends to the partition the server derives from key (1..255
+// bytes).
+func MessagesKey(key []byte) Partitioning {
+	return Partitioning{kind: partitioningMessagesKey, key: key}
+}
+
+func appendPartitioning(dst []byte, p Partitioning) ([]byte, error) {
+	switch p.kind {
+	case partitioningBalanced, 0:
+		return append(dst, partitioningBalanced, 0), nil
+	case partitioningPartitionID:
+		dst = append(dst, partitioningPartitionID, 4)
+		return appendU32(dst, p.partition), nil
+	case partitioningMessagesKey:
+		if len(p.key) == 0 || len(p.key) > nameLenMax {
+			return nil, fmt.Errorf("%w: messages key must be 1..%d bytes", ErrInvalidArgument, nameLenMax)
+		}
+		dst = append(dst, partitioningMessagesKey, byte(len(p.key)))
+		return append(dst, p.key...), nil
+	}
+	return nil, fmt.Errorf("%w: partitioning kind %d", ErrInvalidArgument, p.kind)
+}
+
+// Message is a message to send or a polled message.
+type Message struct {
+	// Offset is the message's offset in its partition (polled only).
+	Offset uint64
+	// ID is the client-chosen id (0 is allowed and kept).
+	ID MessageID
+	// Timestamp is the server append time of the message's batch, micros
+	// (polled only).
+	Timestamp uint64
+	// OriginTimestamp is the producer's timestamp, micros. On send, 0 means
+	// "now".
+	OriginTimestamp uint64
+	// Checksum is the stored frame checksum (polled only).
+	Checksum uint64
+	// Headers are the user headers.
+	Headers []Header
+	// Payload is the message body. In a poll result it aliases the
+	// PolledMessages buffer.
+	Payload []byte
+}
+
+// SendMessages sends messages as one batch to a topic (command 101,
+// request number unchanged). The batch is built with wire.BatchBuilder in a
+// buffer the client reuses.
+func (c *Client) SendMessages(ctx context.Context, stream, topic Identifier, partitioning Partitioning, messages []Message) ([]SendConfirmation, error) {
+	if len(messages) == 0 {
+		return nil, fmt.Errorf("%w: no messages to send", ErrInvalidArgument)
+	}
+	var out []SendConfirmation
+	now := uint64(time.Now().UnixMicro())
+	err := c.exec(ctx, wire.CodeSendMessages, func(dst []byte) ([]byte, error) {
+		return c.appendSendBody(dst, stream, topic, partitioning, messages, now)
+	}, func(p []byte) error {
+		r := reader{b: p}
+		n := boundedCount(&r, r.u32("confirmation count"), 20)
+		for i := 0; i < n && r.err == nil; i++ {
+			out = append(out, SendConfirmation{StreamID: r.u32("stream_id"), TopicID: r.u32("topic_id"),
+				PartitionID: r.u32("partition_id"), BaseOffset: r.u64("base_offset")})
+		}
+		return finish(&r)
+	})
+	return out, err
+}
+
+// appendSendBody appends the §6.4 body. Called under c.mu (it uses the
+// client's batch builder and header scratch buffer).
+func (c *Client) appendSendBody(dst []byte, stream, topic Identifier, partitioning Partitioning, messages []Message, now uint64) ([]byte, error) {
+	metaAt := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst, err := identifierBody(stream, topic)(dst)
+	if err != nil {
+		return nil, err
+	}
+	if dst, err = appendPartitioning(dst, partitioning); err != nil {
+		return nil, err
+	}
+	dst = appendU32(dst, uint32(len(messages)))
+	binary.LittleEndian.PutUint32(dst[metaAt:], uint32(len(dst)-metaAt-4))
+
+	c.batch.Reset()
+	for i := range messages {
+		m := &messages[i]
+		if len(m.Payload) == 0 || len(m.Payload) > PayloadSizeMax {
+			return nil, fmt.Errorf("%w: message %d payload of %d bytes (1..%d)", ErrInvalidArgument, i, len(m.Payload), PayloadSizeMax)
+		}
+		c.headerScratch, err = AppendHeaders(c.headerScratch[:0], m.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("message %d headers: %w", i, err)
+		}
+		if len(c.headerScratch) > UserHeadersSizeMax {
+			return nil, fmt.Errorf("%w: message %d headers of %d bytes (at most %d)", ErrInvalidArgument, i, len(c.headerScratch), UserHeadersSizeMax)
+		}
+		origin := m.OriginTimestamp
+		if origin == 0 {
+			origin = now
+		}
+		if err := c.batch.Add(m.ID, m.Payload, c.headerScratch, origin); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		}
+	}
+	batch, err := c.batch.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return append(dst, batch...), nil
+}
+
+// Consumer kinds (§4.3).
+const (
+	consumerKindConsumer = 1
+	consumerKindGroup    = 2
+)
+
+// Consumer identifies who polls or owns an offset (§4.3).
+type Consumer struct {
+	kind uint8
+	id   Identifier
+}
+
+// IndividualConsumer is a plain consumer (kind 1); a named one is keyed by
+// XXH32 of its name on the server.
+func IndividualConsumer(id Identifier) Consumer {
+	return Consumer{kind: consumerKindConsumer, id: id}
+}
+
+// GroupConsumer is a consumer group (kind 2).
+func GroupConsumer(group Identifier) Consumer {
+	return Consumer{kind: consumerKindGroup, id: group}
+}
+
+func appendConsumer(dst []byte, c Consumer) ([]byte, error) {
+	kind := c.kind
+	if kind == 0 {
+		kind = consumerKindConsumer
+	}
+	return appendIdentifier(append(dst, kind), c.id)
+}
+
+// PollingStrategy says where a poll starts (§4.5).
+type PollingStrategy struct {
+	Kind  uint8
+	Value uint64
+}
+
+// Polling strategy kinds (§4.5).
+const (
+	StrategyOffset    = 1
+	StrategyTimestamp = 2
+	StrategyFirst     = 3
+	StrategyLast      = 4
+	StrategyNext      = 5
+)
+
+// PollOffset starts at an absolute offset.
+func PollOffset(offset uint64) PollingStrategy { return PollingStrategy{StrategyOffset, offset} }
+
+// PollTimestamp starts at the first batch appended at or after micros.
+func PollTimestamp(micros uint64) PollingStrategy { return PollingStrategy{StrategyTimestamp, micros} }
+
+// PollFirst starts at offset 0.
+func PollFirst() PollingStrategy { return PollingStrategy{Kind: StrategyFirst} }
+
+// PollLast returns the last count messages.
+func PollLast() PollingStrategy { return PollingStrategy{Kind: StrategyLast} }
+
+// PollNext starts after the consumer's stored offset.
+func PollNext() PollingStrategy { return PollingStrategy{Kind: StrategyNext} }
+
+// PollRequest describes one poll (§6.6).
+type PollRequest struct {
+	Consumer      Consumer
+	Stream, Topic Identifier
+	// Partition is the partition to poll; always sent (a plain consumer's
+	// default is partition 0 anyway; a group consumer must name one).
+	Partition  uint32
+	Strategy   PollingStrategy
+	Count      uint32
+	AutoCommit bool
+}
+
+// PolledMessages is a poll result. Message payloads and headers alias buf,
+// which PollMessagesInto reuses.
+type PolledMessages struct {
+	PartitionID   uint32
+	CurrentOffset uint64
+	Messages      []Message
+	buf           []byte
+}
+
+// PollMessages polls messages (command 100).
+func (c *Client) PollMessages(ctx context.Context, req PollRequest) (*PolledMessages, error) {
+	out := &PolledMessages{}
+	if err := c.PollMessagesInto(ctx, req, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PollMessagesInto polls into dst, reusing its buffers; the previous
+// contents of dst become invalid.
+func (c *Client) PollMessagesInto(ctx context.Context, req PollRequest, dst *PolledMessages) error {
+	if req.Strategy.Kind < StrategyOffset || req.Strategy.Kind > StrategyNext {
+		return fmt.Errorf("%w: polling strategy kind %d", ErrInvalidArgument, req.Strategy.Kind)
+	}
+	return c.exec(ctx, wire.CodePollMessages, func(b []byte) ([]byte, error) {
+		b, err := appendConsumer(b, req.Consumer)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = identifierBody(req.Stream, req.Topic)(b); err != nil {
+			return nil, err
+		}
+		b = append(b, 1)
+		b = appendU32(b, req.Partition)
+		b = append(b, req.Strategy.Kind)
+		b = appendU64(b, req.Strategy.Value)
+		b = appendU32(b, req.Count)
+		return append(b, b2u(req.AutoCommit)), nil
+	}, func(p []byte) error {
+		dst.buf = append(dst.buf[:0], p...)
+		return decodePolled(dst)
+	})
+}
+
+// pollHeaderSize is the fixed head of a poll reply.
+const pollHeaderSize = 16
+
+// decodePolled parses dst.buf (§6.6): the 16-byte head, then batch records
+// whose frames give offset = base_offset + offset_delta (not assumed to
+// start at 0), timestamp = base_timestamp and origin timestamp =
+// origin_timestamp + timestamp_delta.
+func decodePolled(dst *PolledMessages) error {
+	b := dst.buf
+	dst.Messages = dst.Messages[:0]
+	if len(b) < pollHeaderSize {
+		return fmt.Errorf("poll reply of %d bytes: %w", len(b), wire.ErrTruncated)
+	}
+	dst.PartitionID = binary.LittleEndian.Uint32(b)
+	dst.CurrentOffset = binary.LittleEndian.Uint64(b[4:])
+	count := binary.LittleEndian.Uint32(b[12:])
+	pos := pollHeaderSize
+	for pos < len(b) {
+		if len(b)-pos < wire.BatchHeaderSize {
+			return fmt.Errorf("batch header at byte %d: %w", pos, wire.ErrTruncated)
+		}
+		view := wire.BatchView(b[pos:])
+		length := view.BatchLength()
+		if length < wire.BatchHeaderSize || length > uint64(len(b)-pos) {
+			return fmt.Errorf("batch at byte %d claims %d bytes of %d: %w", pos, length, len(b)-pos, wire.ErrBatchMalformed)
+		}
+		view = view[:length]
+		base, ts, origin := view.BaseOffset(), view.BaseTimestamp(), view.OriginTimestamp()
+		it := view.Frames()
+		for {
+			f, ok := it.Next()
+			if !ok {
+				break
+			}
+			m := Message{Offset: base + uint64(f.OffsetDelta()), ID: f.ID(), Timestamp: ts,
+				OriginTimestamp: origin + uint64(f.TimestampDelta()), Checksum: f.Checksum(),
+				Payload: f.Payload()}
+			if raw := f.UserHeaders(); len(raw) > 0 {
+				hs, err := ParseHeaders(raw)
+				if err != nil {
+					return fmt.Errorf("message at offset %d: %w", m.Offset, err)
+				}
+				m.Headers = hs
+			}
+			dst.Messages = append(dst.Messages, m)
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		pos += int(length)
+	}
+	if uint32(len(dst.Messages)) != count {
+		return fmt.Errorf("poll reply announces %d messages, carries %d: %w", count, len(dst.Messages), wire.ErrBatchMalformed)
+	}
+	return nil
+}
