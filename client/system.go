@@ -63,4 +63,3 @@ func (c *Client) GetClusterMetadata(ctx context.Context) (*ClusterMetadata, erro
 	})
 	return out, err
 }
-
