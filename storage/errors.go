@@ -24,6 +24,9 @@ var (
 	// ErrJournalFull: the journal holds journal_slots entries; the caller
 	// must Checkpoint before appending more.
 	ErrJournalFull = errors.New("storage: metadata journal full, checkpoint needed")
+	// ErrInvalidArgument: a caller passed a value outside the documented
+	// domain (an unknown offset kind, superblock sequence 0).
+	ErrInvalidArgument = errors.New("storage: invalid argument")
 	// ErrBadOp: a journal append whose op number does not follow the last.
 	ErrBadOp = errors.New("storage: journal op out of sequence")
 	// ErrNoSuperblock: neither superblock copy is valid although at least

@@ -249,7 +249,7 @@ func (m *FS) CrashTorn(p string, keepBytes int64) {
 	if ok && len(n.pending) > 0 {
 		keep = n.pending
 		last := keep[len(keep)-1]
-		keep = keep[:len(keep)-1:len(keep)-1]
+		keep = keep[: len(keep)-1 : len(keep)-1]
 		if !last.truncate {
 			end := last.offset + min(keepBytes, int64(len(last.data)))
 			end -= end % SectorSize
