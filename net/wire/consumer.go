@@ -7,8 +7,8 @@ type ConsumerKind uint8
 
 // Consumer kinds.
 const (
-	ConsumerSingle ConsumerKind = 1
-	ConsumerGroup  ConsumerKind = 2
+	ConsumerKindSingle ConsumerKind = 1
+	ConsumerKindGroup  ConsumerKind = 2
 )
 
 // Consumer identifies who reads or stores offsets (§4.3):
@@ -21,7 +21,7 @@ type Consumer struct {
 
 // AppendTo appends the encoding of c.
 func (c Consumer) AppendTo(dst []byte) ([]byte, error) {
-	if c.Kind != ConsumerSingle && c.Kind != ConsumerGroup {
+	if c.Kind != ConsumerKindSingle && c.Kind != ConsumerKindGroup {
 		return dst, fmt.Errorf("%w: kind %d", ErrBadConsumer, c.Kind)
 	}
 	return c.ID.AppendTo(append(dst, byte(c.Kind)))
@@ -29,7 +29,7 @@ func (c Consumer) AppendTo(dst []byte) ([]byte, error) {
 
 func (d *decoder) consumer(what string) Consumer {
 	kind := ConsumerKind(d.u8(what))
-	if d.err == nil && kind != ConsumerSingle && kind != ConsumerGroup {
+	if d.err == nil && kind != ConsumerKindSingle && kind != ConsumerKindGroup {
 		d.failf(ErrBadConsumer, "%s kind %d", what, kind)
 		return Consumer{}
 	}

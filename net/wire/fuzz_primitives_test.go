@@ -32,6 +32,15 @@ func FuzzOptionsBlock(f *testing.F) {
 		if back := d.optionsBlock("o"); d.end("o") != nil || !back.Equal(opts) {
 			t.Fatalf("framed round trip: %v", d.err)
 		}
+		if parsed, err := ParseTopicOptions(data, 1); err == nil {
+			again, err := ParseTopicOptions(mustOptions(t, parsed.Explicit), 1)
+			if err != nil || again.Settings != parsed.Settings || !again.Derived.Equal(parsed.Derived) {
+				t.Fatalf("canonical explicit block does not re-parse: %v", err)
+			}
+		}
+		if u, err := ParseTopicUpdateOptions(data); err == nil {
+			_ = u.CheckSegmentSize(DefaultSegmentSize)
+		}
 	})
 }
 
@@ -99,5 +108,24 @@ func FuzzPrimitives(f *testing.F) {
 		for op := Operation(0); op < 170; op++ {
 			_, _ = ReplyPayload(op, 0, data)
 		}
+	})
+}
+
+func mustOptions(t *testing.T, o Options) []byte {
+	b, err := o.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func FuzzParseStrings(f *testing.F) {
+	f.Add("7 days")
+	f.Add("1h 30m")
+	f.Add("1.5 GiB")
+	f.Add("512 MB")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseHumantime(s)
+		_, _ = ParseByteSize(s)
 	})
 }

@@ -47,7 +47,7 @@ func TestNames(t *testing.T) {
 }
 
 func TestConsumerPartitioningStrategy(t *testing.T) {
-	b, _ := Consumer{Kind: ConsumerGroup, ID: NumericID(7)}.AppendTo(nil)
+	b, _ := Consumer{Kind: ConsumerKindGroup, ID: NumericID(7)}.AppendTo(nil)
 	if !bytes.Equal(b, []byte{2, 1, 4, 7, 0, 0, 0}) {
 		t.Fatalf("consumer % x", b)
 	}
