@@ -14,6 +14,7 @@ import (
 // cluster pumps them, and whose unsynced writes are lost on crash.
 type testStorage struct {
 	c        *testCluster
+	owner    int
 	durable  map[Zone][]byte
 	pending  []testWrite // written, not yet synced
 	config   *Config
@@ -46,16 +47,16 @@ func (s *testStorage) Read(z Zone, offset uint64, buf []byte, done func(error)) 
 			}
 		}
 	}
-	s.c.io = append(s.c.io, func() { done(nil) })
+	s.c.io = append(s.c.io, ioOp{s.owner, func() { done(nil) }})
 }
 
 func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)) {
 	if offset+uint64(len(data)) > s.config.ZoneSize(z) {
-		s.c.io = append(s.c.io, func() { done(errors.New("write past zone end")) })
+		s.c.io = append(s.c.io, ioOp{s.owner, func() { done(errors.New("write past zone end")) }})
 		return
 	}
 	s.pending = append(s.pending, testWrite{z, offset, append([]byte(nil), data...)})
-	s.c.io = append(s.c.io, func() { done(nil) })
+	s.c.io = append(s.c.io, ioOp{s.owner, func() { done(nil) }})
 }
 
 func (s *testStorage) Sync(done func(error)) {
@@ -63,7 +64,7 @@ func (s *testStorage) Sync(done func(error)) {
 		copy(s.durable[w.zone][w.offset:], w.data)
 	}
 	s.pending = nil
-	s.c.io = append(s.c.io, func() { done(nil) })
+	s.c.io = append(s.c.io, ioOp{s.owner, func() { done(nil) }})
 }
 
 // testStateMachine is a log of appended bodies; Apply replies "op=N".
@@ -106,6 +107,11 @@ type testClock struct{ now uint64 }
 
 func (c *testClock) RealtimeMicros() uint64 { c.now++; return c.now }
 
+type ioOp struct {
+	owner int
+	f     func()
+}
+
 type envelope struct {
 	from, to int // -1 - client index for clients
 	m        *Message
@@ -139,7 +145,7 @@ type testCluster struct {
 	nodes   []*testNode
 	clients map[uint64]*Client
 	queue   []envelope
-	io      []func()
+	io      []ioOp
 	group   []int // partition group of each replica; 0 = all connected
 	clock   testClock
 	trace   strings.Builder
@@ -154,6 +160,7 @@ func newTestCluster(t *testing.T, cfg Config) *testCluster {
 		rc := cfg
 		rc.ReplicaIndex = uint8(i)
 		c.nodes[i].storage = newTestStorage(c, &rc)
+		c.nodes[i].storage.owner = i
 		c.start(i)
 	}
 	return c
@@ -183,14 +190,20 @@ func (c *testCluster) crash(i int) {
 	c.nodes[i].down = true
 	c.nodes[i].storage.pending = nil
 	// Completions of a crashed replica's IO never run.
-	c.io = nil
+	kept := c.io[:0]
+	for _, op := range c.io {
+		if op.owner != i {
+			kept = append(kept, op)
+		}
+	}
+	c.io = kept
 }
 
 func (c *testCluster) pumpIO() {
 	for steps := 0; len(c.io) > 0 && steps < 1_000_000; steps++ {
-		f := c.io[0]
+		op := c.io[0]
 		c.io = c.io[1:]
-		f()
+		op.f()
 	}
 }
 

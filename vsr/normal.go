@@ -158,6 +158,10 @@ func (r *Replica) onPrepare(m *Message) {
 	case m.Op <= r.commitMin:
 	case m.Op <= r.op:
 		h, _ := r.header(m.Op)
+		if h != nil && h.Checksum == m.Checksum && m.Op <= r.ackedOp && r.prepareReady(m.Op) {
+			// A resent prepare: our ack was lost.
+			r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, Context: h.Checksum, Client: h.Client}})
+		}
 		if h == nil || h.Checksum != m.Checksum {
 			// Our entry is stale: the primary's log is authoritative.
 			r.truncate(m.Op - 1)
@@ -256,7 +260,13 @@ func (r *Replica) onPrepareOk(m *Message) {
 	if e == nil || e.header.Checksum != m.Context {
 		return
 	}
-	e.oks |= 1 << m.Replica
+	// A backup acks in op order, holding every op up to the one it acks,
+	// so the ack counts for the uncommitted ops before it too.
+	for op := r.commitMax + 1; op <= m.Op; op++ {
+		if prior := r.log.at(op); prior != nil {
+			prior.oks |= 1 << m.Replica
+		}
+	}
 	r.tryCommit()
 }
 
@@ -274,6 +284,7 @@ func (r *Replica) onCommit(m *Message) {
 	}
 	r.timers.normalHeartbeat.reset()
 	r.advanceCommitMax(m.Commit)
+	r.primaryCheckpointOp = max(r.primaryCheckpointOp, m.CheckpointOp)
 	if m.Commit > r.op {
 		r.requestHeaders()
 	}

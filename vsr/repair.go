@@ -31,6 +31,13 @@ func (r *Replica) repair() {
 		if e.prepare != nil {
 			continue
 		}
+		if !r.Primary() && op <= r.primaryCheckpointOp {
+			// The primary checkpointed past this op: peers may no longer
+			// hold it, so fetch a checkpoint instead.
+			r.transfer.behind = true
+			r.requestCheckpoint()
+			return
+		}
 		m := &Message{Header: Header{Command: CommandRequestPrepare, View: r.view, Op: op, Context: e.header.Checksum}}
 		r.send(r.repairPeer(attempt+op), m)
 		sent++
@@ -96,6 +103,7 @@ func (r *Replica) onHeaders(m *Message) {
 		return
 	}
 	r.timers.normalHeartbeat.reset()
+	r.primaryCheckpointOp = max(r.primaryCheckpointOp, m.CheckpointOp)
 	if m.Op >= r.op {
 		r.installChain(headers, m.Op)
 	}

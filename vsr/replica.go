@@ -81,6 +81,9 @@ type Replica struct {
 
 	// Backup state: the highest op acknowledged to the primary in view.
 	ackedOp uint64
+	// primaryCheckpointOp is the latest checkpoint op the primary
+	// announced; ops at or below it may be gone from every journal.
+	primaryCheckpointOp uint64
 	// lastHeadersRequest is the tick of the last RequestHeaders sent.
 	lastHeadersRequest uint64
 

@@ -1,0 +1,220 @@
+package vsr
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// deliverRandom delivers up to count queued messages in random order,
+// dropping dropPct percent of them, running IO in between.
+func (c *testCluster) deliverRandom(rng *rand.Rand, dropPct, count int) {
+	for range count {
+		c.pumpIO()
+		if len(c.queue) == 0 {
+			return
+		}
+		i := rng.IntN(min(len(c.queue), 8))
+		e := c.queue[i]
+		c.queue = append(c.queue[:i], c.queue[i+1:]...)
+		if rng.IntN(100) < dropPct {
+			continue
+		}
+		c.queue = append([]envelope{e}, c.queue...)
+		c.deliver(false, 1)
+	}
+}
+
+// TestRandomizedSafety is a small seeded swarm over the in-package cluster:
+// random loss, reordering, partitions, crashes and restarts (power loss in
+// persisted mode), then a quiet phase in which everything must converge.
+// It checks commit-prefix agreement, exactly-once application, durability
+// of acknowledged operations, and liveness.
+func TestRandomizedSafety(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runRandomized(t, seed, 0) })
+	}
+}
+
+func runRandomized(t *testing.T, seed uint64, bugs BugSet) (violation string) {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	n := 1 + rng.IntN(5)
+	cfg := DefaultConfig(7, uint8(n), 0)
+	cfg.JournalSlots = 32
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 16 << 10
+	cfg.WALBytesMax = 4 << 20
+	cfg.Bugs = bugs
+	if rng.IntN(2) == 0 {
+		cfg.Durability = Persisted
+	}
+	c := newTestCluster(t, cfg)
+	dropPct := rng.IntN(20)
+	rq, vq := ReplicationQuorum(n), ViewChangeQuorum(n)
+	upMin := max(rq, vq)
+	inflight := map[uint64]string{}
+	var acked []string
+	next := map[uint64]int{}
+	clientIDs := []uint64{1, 2, 3}
+	for _, id := range clientIDs {
+		c.client(id)
+	}
+	collect := func() {
+		for _, id := range clientIDs {
+			cl := c.clients[id]
+			if body, ok := inflight[id]; ok && !cl.Busy() {
+				if !cl.Evicted() {
+					acked = append(acked, body)
+				}
+				delete(inflight, id)
+			}
+		}
+	}
+	// down counts replicas that are crashed or still rebuilding lost state.
+	down := func() int {
+		k := 0
+		for _, node := range c.nodes {
+			if node.down || node.replica.Status() == StatusRecovering {
+				k++
+			}
+		}
+		return k
+	}
+	for step := range 2500 {
+		for _, id := range clientIDs {
+			cl := c.clients[id]
+			if !cl.Busy() && !cl.Evicted() && rng.IntN(10) == 0 {
+				body := fmt.Sprintf("c%d-%d", id, next[id])
+				next[id]++
+				if cl.Submit(OperationUserMin, []byte(body)) == nil {
+					inflight[id] = body
+				}
+			}
+		}
+		c.deliverRandom(rng, dropPct, 1+rng.IntN(20))
+		if step%2 == 0 {
+			for _, node := range c.nodes {
+				if !node.down {
+					node.replica.Tick()
+				}
+			}
+			for _, id := range clientIDs {
+				c.clients[id].Tick()
+			}
+		}
+		collect()
+		switch x := rng.IntN(1000); {
+		case x < 4 && n-down()-1 >= upMin && (n > 1 || cfg.Durability == Persisted):
+			i := rng.IntN(n)
+			if !c.nodes[i].down {
+				c.crash(i)
+			}
+		case x < 6 && cfg.Durability == Persisted:
+			for i := range n {
+				if !c.nodes[i].down {
+					c.crash(i)
+				}
+			}
+		case x < 30:
+			for i, node := range c.nodes {
+				if node.down && rng.IntN(4) == 0 {
+					c.start(i)
+				}
+			}
+		case x < 33 && n > 2:
+			for i := range c.group {
+				c.group[i] = 1 + rng.IntN(2)
+			}
+		case x < 40:
+			for i := range c.group {
+				c.group[i] = 0
+			}
+		}
+		if v := c.violation(acked, false); v != "" {
+			return report(t, bugs, seed, v)
+		}
+	}
+	// Liveness: heal everything and let the cluster converge.
+	for i := range c.group {
+		c.group[i] = 0
+	}
+	for i, node := range c.nodes {
+		if node.down {
+			c.start(i)
+		}
+	}
+	for range 4000 {
+		c.tick(1)
+		collect()
+		if len(inflight) == 0 && c.converged() {
+			break
+		}
+	}
+	if v := c.violation(acked, true); v != "" {
+		if debugHook != nil {
+			debugHook(c)
+		}
+		return report(t, bugs, seed, v+"\n"+c.status())
+	}
+	if len(inflight) != 0 || !c.converged() {
+		if debugHook != nil {
+			debugHook(c)
+		}
+		return report(t, bugs, seed, fmt.Sprintf("liveness: %d requests outstanding, status:\n%s", len(inflight), c.status()))
+	}
+	return ""
+}
+
+var debugHook func(*testCluster)
+
+func report(t *testing.T, bugs BugSet, seed uint64, v string) string {
+	if bugs == 0 {
+		t.Fatalf("seed=%d: %s", seed, v)
+	}
+	return v
+}
+
+// converged reports whether every replica is normal with the same commit.
+func (c *testCluster) converged() bool {
+	first := c.nodes[0].replica
+	for _, node := range c.nodes {
+		r := node.replica
+		if r.Status() != StatusNormal || r.View() != first.View() || r.CommitNumber() != first.CommitNumber() || r.CommitNumber() != r.OpNumber() {
+			return false
+		}
+	}
+	return true
+}
+
+// violation checks commit-prefix agreement, exactly-once application and
+// (when final) that every acknowledged operation was applied everywhere.
+func (c *testCluster) violation(acked []string, final bool) string {
+	for i, a := range c.nodes {
+		seen := map[string]bool{}
+		for _, e := range a.sm.entries {
+			if seen[e] {
+				return fmt.Sprintf("r%d applied %s twice", i, e)
+			}
+			seen[e] = true
+		}
+		for _, b := range c.nodes[i+1:] {
+			k := min(len(a.sm.entries), len(b.sm.entries))
+			if !slices.Equal(a.sm.entries[:k], b.sm.entries[:k]) {
+				return fmt.Sprintf("commit prefixes diverge:\n%v\n%v", a.sm.entries, b.sm.entries)
+			}
+		}
+		if final {
+			for _, body := range acked {
+				if !seen[body] {
+					return fmt.Sprintf("r%d lost acknowledged %s", i, body)
+				}
+			}
+		}
+	}
+	return ""
+}
