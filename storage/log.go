@@ -157,6 +157,7 @@ func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) er
 		return nil // the fenced segment's files stay as they are
 	}
 	if r.bad != nil {
+		l.scanner.forget()
 		if err := seg.log.Truncate(r.goodEnd); err != nil {
 			return fmt.Errorf("truncate %s: %w", seg.logPath, err)
 		}
@@ -408,6 +409,7 @@ func (l *Log) Fenced() *Corruption { return l.fenced }
 // the active one) and returns how many it removed.
 func (l *Log) DeleteOldestSealed(n int) (int, error) {
 	deleted := 0
+	l.scanner.forget()
 	for deleted < n && len(l.segments) > 1 {
 		seg := l.segments[0]
 		if err := seg.close(); err != nil {
@@ -466,6 +468,7 @@ func (l *Log) Purge() error {
 // Close closes every segment file. It does not sync. The Log must not be
 // used afterwards except for Purge.
 func (l *Log) Close() error {
+	l.scanner.forget()
 	var first error
 	for _, seg := range l.segments {
 		if err := seg.close(); err != nil && first == nil {

@@ -30,7 +30,7 @@ func (l *Log) Read(dst []byte, fromOffset uint64, maxCount uint32, maxBytes int)
 		if fromOffset >= seg.next {
 			continue
 		}
-		l.scanner.reset(seg.log, seg.size)
+		l.scanner.reset(seg.log, seg.size, readChunkBytes)
 		for pos := seg.seekPosition(fromOffset); pos < seg.size && count < maxCount; {
 			rec, err := l.scanner.record(pos)
 			if err != nil {
@@ -74,7 +74,7 @@ func (l *Log) FindByTimestamp(timestampMicros uint64) (uint64, bool, error) {
 		if j > 0 {
 			pos = int64(seg.entries[j-1].Position)
 		}
-		l.scanner.reset(seg.log, seg.size)
+		l.scanner.reset(seg.log, seg.size, readChunkBytes)
 		for pos < seg.size {
 			v, n, err := l.scanner.header(pos)
 			if err != nil {

@@ -16,8 +16,10 @@ const (
 	segmentNameDigits = 20
 	logSuffix         = ".log"
 	indexSuffix       = ".index"
-	// scanChunkBytes is how much a scan reads from a segment at a time.
+	// scanChunkBytes is how much recovery reads from a segment at a time.
 	scanChunkBytes = 1 << 20
+	// readChunkBytes is how much a poll reads from a segment at a time.
+	readChunkBytes = 64 << 10
 	// batchLengthMin is the smallest valid record: a header and one empty
 	// frame.
 	batchLengthMin = wire.BatchHeaderSize + wire.MessageHeaderSize
@@ -105,6 +107,7 @@ func (s *segment) seekPosition(offset uint64) int64 {
 type batchScanner struct {
 	file  File
 	limit int64 // bytes of the file the scan may read
+	chunk int   // bytes read at a time (more for a bigger record)
 	buf   []byte
 	// Invariant: buf[:filled] holds the file bytes from bufAt.
 	bufAt  int64
@@ -114,9 +117,18 @@ type batchScanner struct {
 // errShortRecord reports a record that does not fit the scanned range.
 var errShortRecord = fmt.Errorf("record runs past the end of the file: %w", ErrCorrupt)
 
-func (s *batchScanner) reset(f File, limit int64) {
-	s.file, s.limit, s.bufAt, s.filled = f, limit, 0, 0
+// reset points the scanner at f, readable up to limit, reading chunk
+// bytes at a time. Buffered bytes of the same file stay valid: a log file
+// only grows, so bytes once read never change while it is open.
+func (s *batchScanner) reset(f File, limit int64, chunk int) {
+	if f != s.file {
+		s.bufAt, s.filled = 0, 0
+	}
+	s.file, s.limit, s.chunk = f, limit, chunk
 }
+
+// forget drops the buffered bytes (their file is being removed or cut).
+func (s *batchScanner) forget() { s.file, s.bufAt, s.filled = nil, 0, 0 }
 
 // fill makes the n bytes at pos available in the buffer and returns them.
 // A read failure is returned as is (it is not corruption).
@@ -125,7 +137,7 @@ func (s *batchScanner) fill(pos int64, n int) ([]byte, error) {
 		at := int(pos - s.bufAt)
 		return s.buf[at : at+n], nil
 	}
-	want := max(n, scanChunkBytes)
+	want := max(n, s.chunk)
 	if rest := s.limit - pos; int64(want) > rest {
 		want = int(rest)
 	}

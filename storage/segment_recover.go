@@ -64,7 +64,7 @@ type segmentScan struct {
 // the part the index does not cover). I/O errors are returned; damage is
 // described in the result.
 func scanSegment(sc *batchScanner, seg *segment, size int64, entries []IndexEntry, entriesBytes int, indexFileBytes int64, intervalBytes int64) (segmentScan, error) {
-	sc.reset(seg.log, size)
+	sc.reset(seg.log, size, scanChunkBytes)
 	r := segmentScan{next: seg.start}
 	matched := 0
 	broken := false

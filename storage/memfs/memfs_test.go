@@ -1,0 +1,140 @@
+package memfs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/stratabroker/strata/storage"
+)
+
+func mustWrite(t *testing.T, f storage.File, data []byte) {
+	t.Helper()
+	if _, err := f.Append(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCrashDropsUnsyncedKeepsSynced(t *testing.T) {
+	m := New()
+	if err := m.MkdirAll("/a/b"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.Create("/a/b/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, []byte("synced"))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, []byte("-lost"))
+	if err := f.Truncate(2); err != nil {
+		t.Fatal(err)
+	}
+	m.Crash()
+	if _, err := f.Size(); !errors.Is(err, ErrStaleHandle) {
+		t.Fatalf("stale handle: %v", err)
+	}
+	data, _ := m.ReadFile("/a/b/f")
+	if string(data) != "synced" {
+		t.Fatalf("after crash %q", data)
+	}
+}
+
+func TestCrashTornKeepsSectorPrefix(t *testing.T) {
+	m := New()
+	f, err := m.Create("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, bytes.Repeat([]byte{1}, 300))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, bytes.Repeat([]byte{2}, 100))  // unsynced, kept whole
+	mustWrite(t, f, bytes.Repeat([]byte{3}, 2000)) // the last write, torn
+	m.CrashTorn("/f", 1000)
+	data, _ := m.ReadFile("/f")
+	// The last write starts at 400; 400+1000 = 1400 rounds down to 1024.
+	if len(data) != 1024 || data[399] != 2 || data[400] != 3 || data[1023] != 3 {
+		t.Fatalf("torn file of %d bytes", len(data))
+	}
+	// The torn state is now durable.
+	m.Crash()
+	if again, _ := m.ReadFile("/f"); len(again) != 1024 {
+		t.Fatal("torn prefix not durable")
+	}
+}
+
+func TestInjectedReadErrors(t *testing.T) {
+	m := New()
+	f, err := m.Create("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, make([]byte, 100))
+	m.InjectReadError("/f", 50, 10)
+	buf := make([]byte, 10)
+	if _, err := f.ReadAt(buf, 40); err != nil {
+		t.Fatalf("read before the fault: %v", err)
+	}
+	if _, err := f.ReadAt(buf, 45); !errors.Is(err, ErrInjected) {
+		t.Fatalf("read over the fault: %v", err)
+	}
+	m.ClearFaults()
+	if _, err := f.ReadAt(buf, 55); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.ReadAt(buf, 95); n != 5 || err != io.EOF {
+		t.Fatalf("short read: %d %v", n, err)
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	m := New()
+	if _, err := m.Create("/missing/f"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("create without parent: %v", err)
+	}
+	if err := m.MkdirAll("/d/sub"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"/d/b", "/d/a"} {
+		f, err := m.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, f, []byte(name))
+	}
+	entries, err := m.ReadDir("/d")
+	if err != nil || len(entries) != 3 || entries[0].Name != "a" || entries[2] != (storage.DirEntry{Name: "sub", IsDir: true}) {
+		t.Fatalf("readdir %+v %v", entries, err)
+	}
+	if err := m.Rename("/d/a", "/d/b"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := m.ReadFile("/d/b")
+	if string(data) != "/d/a" {
+		t.Fatalf("rename kept %q", data)
+	}
+	if ok, err := storage.Exists(m, "/d/a"); ok || err != nil {
+		t.Fatal("renamed file still exists")
+	}
+	if err := m.Remove("/d"); err == nil {
+		t.Fatal("removing a non-empty directory must fail")
+	}
+	ro, err := m.Open("/d/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ro.Append([]byte("x")); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("write through a read-only handle: %v", err)
+	}
+	if err := m.RemoveAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := storage.Exists(m, "/d/sub"); ok {
+		t.Fatal("RemoveAll left a directory")
+	}
+}
