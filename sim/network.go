@@ -159,7 +159,14 @@ func (n *Network[P]) Tick(now uint64) {
 	}
 	if n.partitioned {
 		if n.prng.Chance(n.params.UnpartitionPPM) {
-			n.Heal()
+			// Half the time the network flaps straight into another
+			// partition, so that replicas on different sides never hear
+			// each other's views in between.
+			if n.params.PartitionMode != PartitionNone && n.prng.Chance(PPM/2) {
+				n.partitionRandom()
+			} else {
+				n.Heal()
+			}
 		}
 	} else if n.params.PartitionMode != PartitionNone && n.prng.Chance(n.params.PartitionPPM) {
 		n.partitionRandom()
