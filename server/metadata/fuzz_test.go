@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite the checked-in fuzz seed corpus")
@@ -78,7 +81,24 @@ func FuzzRestore(f *testing.F) {
 	f.Add(New().Checkpoint())
 	f.Add(checkpointSeed())
 	f.Add([]byte("STMD"))
+	populated := checkpointSeed()
+	f.Add(populated[checkpointHeader : len(populated)-checkpointTrailer])
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// data is tried as a whole checkpoint and as a body sealed with a
+		// valid header and checksum, so the fuzzer reaches the decoder.
+		header := New().Checkpoint()[:checkpointHeader]
+		sealed := append(append([]byte(nil), header...), data...)
+		sealed = binary.LittleEndian.AppendUint64(sealed, xxh3.Hash(sealed))
+		for _, candidate := range [][]byte{data, sealed} {
+			checkStableRestore(t, candidate)
+		}
+	})
+}
+
+// checkStableRestore restores data if it is accepted and checks that the
+// checkpoint of the result restores to the same bytes.
+func checkStableRestore(t *testing.T, data []byte) {
+	{
 		m := New()
 		if err := m.Restore(data); err != nil {
 			return
@@ -91,7 +111,7 @@ func FuzzRestore(f *testing.F) {
 		if !bytes.Equal(other.Checkpoint(), first) {
 			t.Fatal("checkpoint not stable")
 		}
-	})
+	}
 }
 
 // FuzzDecodePermissions: never panics; decode(encode(p)) == p.
@@ -152,6 +172,8 @@ func TestSeedCorpus(t *testing.T) {
 	}
 	want[filepath.Join("FuzzRestore", "empty")] = corpusEntry(New().Checkpoint())
 	want[filepath.Join("FuzzRestore", "populated")] = corpusEntry(checkpointSeed())
+	populated := checkpointSeed()
+	want[filepath.Join("FuzzRestore", "populated_body")] = corpusEntry(populated[checkpointHeader : len(populated)-checkpointTrailer])
 	want[filepath.Join("FuzzDecodePermissions", "scoped")] = corpusEntry(seedOps()[11].(*CreateUser).Permissions.Encode(nil))
 	for name, content := range want {
 		path := filepath.Join("testdata", "fuzz", name)

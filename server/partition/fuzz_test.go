@@ -2,12 +2,15 @@ package partition
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite the checked-in fuzz seed corpus")
@@ -59,7 +62,24 @@ func FuzzApply(f *testing.F) {
 func FuzzRestore(f *testing.F) {
 	f.Add(New(Config{}).Checkpoint())
 	f.Add(partitionCheckpointSeed(f))
+	populated := partitionCheckpointSeed(f)
+	f.Add(populated[checkpointHeader : len(populated)-checkpointTrailer])
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// data is tried as a whole checkpoint and as a body sealed with a
+		// valid header and checksum, so the fuzzer reaches the decoder.
+		header := New(Config{}).Checkpoint()[:checkpointHeader]
+		sealed := append(append([]byte(nil), header...), data...)
+		sealed = binary.LittleEndian.AppendUint64(sealed, xxh3.Hash(sealed))
+		for _, candidate := range [][]byte{data, sealed} {
+			checkStableRestore(t, candidate)
+		}
+	})
+}
+
+// checkStableRestore restores data if it is accepted and checks that the
+// checkpoint of the result restores to the same bytes.
+func checkStableRestore(t *testing.T, data []byte) {
+	{
 		m := New(Config{})
 		if err := m.Restore(data); err != nil {
 			return
@@ -72,7 +92,7 @@ func FuzzRestore(f *testing.F) {
 		if !bytes.Equal(other.Checkpoint(), first) {
 			t.Fatal("checkpoint not stable")
 		}
-	})
+	}
 }
 
 func partitionCheckpointSeed(t testing.TB) []byte {
@@ -104,6 +124,10 @@ func TestSeedCorpus(t *testing.T) {
 	want := map[string][]byte{
 		filepath.Join("FuzzRestore", "empty"):     corpusEntry(New(Config{}).Checkpoint()),
 		filepath.Join("FuzzRestore", "populated"): corpusEntry(partitionCheckpointSeed(t)),
+		filepath.Join("FuzzRestore", "populated_body"): corpusEntry(func() []byte {
+			b := partitionCheckpointSeed(t)
+			return b[checkpointHeader : len(b)-checkpointTrailer]
+		}()),
 	}
 	for operation, body := range seedBodies(t) {
 		want[filepath.Join("FuzzApply", fmt.Sprintf("op_%03d", operation))] = corpusEntry(operation, body)
