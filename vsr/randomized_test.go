@@ -32,7 +32,7 @@ func (c *testCluster) deliverRandom(rng *rand.Rand, dropPct, count int) {
 // It checks commit-prefix agreement, exactly-once application, durability
 // of acknowledged operations, and liveness.
 func TestRandomizedSafety(t *testing.T) {
-	seeds := 40
+	seeds := 25
 	if testing.Short() {
 		seeds = 10
 	}
