@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -284,4 +285,13 @@ func parseOptions(block []byte) (Options, error) {
 			Value: Value{Kind: h.Value.Kind, Data: append([]byte(nil), h.Value.Data...)}})
 	}
 	return out, nil
+}
+
+// MarshalJSON renders options as a JSON object of key → value text.
+func (o Options) MarshalJSON() ([]byte, error) {
+	m := make(map[string]string, len(o))
+	for _, e := range o {
+		m[e.Key] = e.Value.String()
+	}
+	return json.Marshal(m)
 }

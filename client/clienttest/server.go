@@ -72,7 +72,9 @@ type Server struct {
 	nextConnID uint32
 	nextSess   uint64
 
-	wg sync.WaitGroup
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Start listens on 127.0.0.1:0 and serves until Close.
@@ -90,16 +92,19 @@ func Start() (*Server, error) {
 // Addr returns the listening address.
 func (s *Server) Addr() string { return s.addr }
 
-// Close stops the server and waits for its goroutines.
+// Close stops the server and waits for its goroutines. Later calls
+// return the first call's result.
 func (s *Server) Close() error {
-	err := s.ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		_ = c.Close() // shutting down: the peer sees the close
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	return err
+	s.closeOnce.Do(func() {
+		s.closeErr = s.ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.Close() // shutting down: the peer sees the close
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s.closeErr
 }
 
 // Requests returns a copy of every request received so far.

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Exit codes of the CLI.
+const (
+	exitOK = 0
+	// exitError: the server refused the request or the reply was bad.
+	exitError = 1
+	// exitUsage: wrong arguments or flags.
+	exitUsage = 2
+	// exitConnection: the server could not be reached or the connection
+	// broke.
+	exitConnection = 3
+)
+
+// env is everything the CLI takes from its process, so tests can run it
+// in-process.
+type env struct {
+	args             []string
+	stdin            io.Reader
+	stdout, stderr   io.Writer
+	getenv           func(string) string
+	stderrIsTerminal func() bool
+}
+
+// app holds the global flags and the lazily dialled client.
+type app struct {
+	env
+	address  string
+	username string
+	password string
+	token    string
+	output   string
+
+	client *client.Client
+}
+
+// usageError marks an error in the command line (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// run executes the CLI and returns its exit code.
+func run(ctx context.Context, e env) int {
+	a := &app{env: e}
+	root := newRootCommand(a)
+	root.SetArgs(e.args)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	err := root.ExecuteContext(ctx)
+	if a.client != nil {
+		if cerr := a.client.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, "error: "+describe(err))
+	return exitCode(err)
+}
+
+// describe turns err into the one-line message the CLI prints.
+func describe(err error) string {
+	var e *client.Error
+	if errors.As(err, &e) {
+		msg := e.Error()
+		if e.Code == wire.ErrUnauthenticated {
+			msg += "; log in with --username/--password, --token, or STRATA_USERNAME/STRATA_PASSWORD"
+		}
+		return msg
+	}
+	return err.Error()
+}
+
+// exitCode maps an error to the CLI exit code.
+func exitCode(err error) int {
+	var ue usageError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &ue), isCobraUsage(err):
+		return exitUsage
+	case errors.Is(err, client.ErrConnectionLost), errors.As(err, &opErr):
+		return exitConnection
+	}
+	return exitError
+}
+
+// isCobraUsage recognises cobra's own argument errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
+		strings.HasPrefix(s, "requires ") || strings.Contains(s, "unknown flag") ||
+		strings.HasPrefix(s, "invalid argument")
+}
+
+// connect dials the server once per invocation, logging in when
+// credentials were given.
+func (a *app) connect(ctx context.Context) (*client.Client, error) {
+	if a.client != nil {
+		return a.client, nil
+	}
+	var opts []client.Option
+	switch {
+	case a.token != "":
+		opts = append(opts, client.WithToken(a.token))
+	case a.username != "":
+		opts = append(opts, client.WithCredentials(a.username, a.password))
+	}
+	c, err := client.Dial(ctx, a.address, opts...)
+	if err != nil {
+		return nil, err
+	}
+	a.client = c
+	return c, nil
+}
+
+// printer returns the output printer for the --output flag.
+func (a *app) printer() *printer {
+	return &printer{w: a.stdout, json: a.output == "json"}
+}
+
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strata",
+		Short: "Command-line client for a Strata message broker",
+		Long: `strata talks to a Strata server (or any server speaking Apache Iggy's
+binary protocol 0.11) over TCP.
+
+Streams, topics and users are named by numeric id or by name: an argument
+that parses as a decimal number is an id, anything else a name.
+
+Credentials: --username/--password (or STRATA_USERNAME/STRATA_PASSWORD), or
+a personal access token with --token (or STRATA_TOKEN). The server address
+comes from --address or STRATA_ADDRESS (default 127.0.0.1:8090).
+
+Output: --output table (default, for people) or --output json (one JSON
+object per line, for scripts).
+
+Exit codes: 0 success, 1 the server refused the request (the message names
+the protocol error, e.g. "stream not found (1009 StreamIdNotFound)"),
+2 bad command line, 3 the server could not be reached or the connection
+broke.`,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.output != "table" && a.output != "json" {
+				return usagef("--output must be table or json, got %q", a.output)
+			}
+			return nil
+		},
+	}
+	address := a.getenv("STRATA_ADDRESS")
+	if address == "" {
+		address = client.DefaultAddress
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.address, "address", address, "server TCP address host:port (env STRATA_ADDRESS)")
+	pf.StringVarP(&a.username, "username", "u", a.getenv("STRATA_USERNAME"), "username to log in with (env STRATA_USERNAME)")
+	pf.StringVarP(&a.password, "password", "p", a.getenv("STRATA_PASSWORD"), "password to log in with (env STRATA_PASSWORD)")
+	pf.StringVar(&a.token, "token", a.getenv("STRATA_TOKEN"), "personal access token to log in with instead of a password (env STRATA_TOKEN)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
+
+	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),
+		newSegmentCommand(a), newMessageCommand(a), newOffsetCommand(a), newUserCommand(a),
+		newPATCommand(a), newMeCommand(a), newStatsCommand(a), newClientCommand(a))
+	return root
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/client"
+)
+
+func newPingCommand(a *app) *cobra.Command {
+	var count int
+	cmd := &cobra.Command{
+		Use:   "ping",
+		Short: "Check that the server answers (no login needed)",
+		Long: `Sends Ping requests and prints the round-trip time of each.
+
+  strata ping
+  strata ping --count 5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.ping(cmd, count)
+		},
+	}
+	cmd.Flags().IntVarP(&count, "count", "c", 1, "number of pings")
+	return cmd
+}
+
+// pingResult is the JSON form of one ping.
+type pingResult struct {
+	Seq          int     `json:"seq"`
+	Address      string  `json:"address"`
+	RoundTripSec float64 `json:"round_trip_seconds"`
+}
+
+func (a *app) ping(cmd *cobra.Command, count int) error {
+	if count < 1 {
+		return usagef("--count must be at least 1")
+	}
+	c, err := a.connect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	p := a.printer()
+	for i := range count {
+		start := time.Now()
+		if err := c.Ping(cmd.Context()); err != nil {
+			return err
+		}
+		rtt := time.Since(start)
+		if err := p.message(pingResult{Seq: i + 1, Address: c.Address(), RoundTripSec: rtt.Seconds()},
+			fmt.Sprintf("pong from %s: seq=%d time=%s", c.Address(), i+1, rtt.Round(time.Microsecond))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newMeCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "me",
+		Short: "Show this connection's client record",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			me, err := c.GetMe(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.printClientDetails(me)
+		},
+	}
+}
+
+func transportName(t uint8) string {
+	switch t {
+	case 1:
+		return "tcp"
+	case 2:
+		return "quic"
+	case 3:
+		return "http"
+	case 4:
+		return "websocket"
+	}
+	return strconv.Itoa(int(t))
+}
+
+func userIDText(id uint32) string {
+	if id == 0xFFFFFFFF {
+		return "-"
+	}
+	return strconv.FormatUint(uint64(id), 10)
+}
+
+func (a *app) printClientDetails(d *client.ClientDetails) error {
+	return a.printer().object(d, []field{
+		{"client id", d.ClientID}, {"user id", userIDText(d.UserID)},
+		{"transport", transportName(d.Transport)}, {"address", d.Address},
+		{"consumer groups", d.ConsumerGroupsCount},
+	})
+}
+
+func newStatsCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Show server statistics",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := c.GetStats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.printer().object(s, []field{
+				{"server version", s.ServerVersion}, {"process id", s.ProcessID},
+				{"hostname", s.Hostname}, {"os", s.OSName + " " + s.OSVersion},
+				{"started", micros(s.StartTime)}, {"run time", time.Duration(s.RunTime) * time.Microsecond},
+				{"cpu usage", fmt.Sprintf("%.1f%%", s.CPUUsage)},
+				{"memory", bytesText(s.MemoryUsage) + " of " + bytesText(s.TotalMemory)},
+				{"streams", s.StreamsCount}, {"topics", s.TopicsCount}, {"partitions", s.PartitionsCount},
+				{"segments", s.SegmentsCount}, {"messages", s.MessagesCount},
+				{"messages size", bytesText(s.MessagesSizeBytes)}, {"clients", s.ClientsCount},
+				{"consumer groups", s.ConsumerGroupsCount},
+				{"disk free", bytesText(s.FreeDiskSpace) + " of " + bytesText(s.TotalDiskSpace)},
+			})
+		},
+	}
+}
+
+func newClientCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "client", Short: "Inspect connected clients"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List connected clients",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.GetClients(cmd.Context())
+			if err != nil {
+				return err
+			}
+			items := make([]any, len(list))
+			rows := make([][]string, len(list))
+			for i, ci := range list {
+				items[i] = ci
+				rows[i] = []string{strconv.FormatUint(uint64(ci.ClientID), 10), userIDText(ci.UserID),
+					transportName(ci.Transport), ci.Address, strconv.FormatUint(uint64(ci.ConsumerGroupsCount), 10)}
+			}
+			return a.printer().list(items, []string{"ID", "USER", "TRANSPORT", "ADDRESS", "GROUPS"}, rows)
+		},
+	}, &cobra.Command{
+		Use:   "get CLIENT_ID",
+		Short: "Show one connected client",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseU32("CLIENT_ID", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			d, err := c.GetClient(cmd.Context(), id)
+			if err != nil {
+				return notFoundAs(err, "client %d", id)
+			}
+			return a.printClientDetails(d)
+		},
+	})
+	return cmd
+}
+
+// parseU32 parses a numeric argument.
+func parseU32(what, s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, usagef("%s must be a number, got %q", what, s)
+	}
+	return uint32(n), nil
+}
+
+// notFoundAs names the missing object when a read found nothing.
+func notFoundAs(err error, format string, args ...any) error {
+	if errors.Is(err, client.ErrNotFound) {
+		return fmt.Errorf(format+" not found", args...)
+	}
+	return err
+}
+
+// parseU64 parses a numeric argument.
+func parseU64(what, s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, usagef("%s must be a number, got %q", what, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/stratabroker/strata/client"
+)
+
+// topicFlags are the option flags of topic create and update.
+type topicFlags struct {
+	partitions               uint32
+	durability               string
+	consumerOffsetDurability string
+	messageExpiry            string
+	maxTopicSize             string
+	compression              string
+	segmentSize              string
+	name                     string
+}
+
+func (f *topicFlags) addShared(fs *pflag.FlagSet) {
+	fs.StringVar(&f.messageExpiry, "message-expiry", "", `message expiry: micros, a duration such as "7 days" or "1h", or "never"`)
+	fs.StringVar(&f.maxTopicSize, "max-topic-size", "", `size cap: bytes, a size such as "10 GiB", or "unlimited" (at least the segment size)`)
+	fs.StringVar(&f.compression, "compression", "", "compression algorithm: none or gzip")
+}
+
+// options turns the flags into an options block; create selects the
+// keys only topic create accepts.
+func (f *topicFlags) options(create bool) (client.Options, error) {
+	var o client.Options
+	if f.compression != "" {
+		c := strings.ToLower(f.compression)
+		if c != "none" && c != "gzip" {
+			return nil, usagef("--compression must be none or gzip, got %q", f.compression)
+		}
+		o = o.With(client.OptionCompression, client.StringValue(c))
+	}
+	if f.messageExpiry != "" {
+		o = o.With(client.OptionMessageExpiry, sizeOrText(f.messageExpiry, "never"))
+	}
+	if f.maxTopicSize != "" {
+		o = o.With(client.OptionMaxTopicSize, sizeOrText(f.maxTopicSize, "unlimited"))
+	}
+	if !create {
+		return o, nil
+	}
+	if f.segmentSize != "" {
+		o = o.With(client.OptionSegmentSize, sizeOrText(f.segmentSize, ""))
+	}
+	for _, d := range []struct{ flag, key, value string }{
+		{"--durability", client.OptionDurability, f.durability},
+		{"--consumer-offset-durability", client.OptionConsumerOffsetDurability, f.consumerOffsetDurability},
+	} {
+		if d.value == "" {
+			continue
+		}
+		if d.value != client.DurabilityReplicated && d.value != client.DurabilityPersisted {
+			return nil, usagef("%s must be replicated or persisted, got %q", d.flag, d.value)
+		}
+		o = o.With(d.key, client.StringValue(d.value))
+	}
+	return o, nil
+}
+
+// sizeOrText sends a plain number as uint64 and anything else as a string
+// the server parses (humantime, byte sizes); the word (never/unlimited)
+// becomes u64::MAX.
+func sizeOrText(s, word string) client.Value {
+	if word != "" && strings.EqualFold(s, word) {
+		return client.Uint64Value(^uint64(0))
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return client.Uint64Value(n)
+	}
+	return client.StringValue(s)
+}
+
+func newTopicCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topic",
+		Short: "Create, list, inspect, update, delete and purge topics",
+		Long: `Topics live in a stream and hold partitions. STREAM and TOPIC are numeric ids
+or names.
+
+  strata topic create orders eu --partitions 3 --durability persisted
+  strata topic create orders us --message-expiry "7 days" --max-topic-size "10 GiB"
+  strata topic list orders
+  strata topic get orders eu
+  strata topic update orders eu --name europe --compression gzip
+  strata topic purge orders europe
+  strata topic delete orders europe
+
+Durability (per topic, default replicated): --durability selects the
+guarantee for produced messages, --consumer-offset-durability the one for
+explicit offset stores and deletes; "persisted" acknowledges only after the
+data is on stable storage.`,
+	}
+	var create topicFlags
+	createCmd := &cobra.Command{
+		Use:   "create STREAM NAME",
+		Short: "Create a topic",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := create.options(true)
+			if err != nil {
+				return err
+			}
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			t, err := c.CreateTopic(cmd.Context(), client.ParseIdentifier(args[0]), args[1], create.partitions, opts)
+			if err != nil {
+				return err
+			}
+			return a.printer().message(t.Topic, "created topic "+t.Name+" with id "+u32(t.ID)+" and "+u32(t.PartitionsCount)+" partitions")
+		},
+	}
+	fs := createCmd.Flags()
+	fs.Uint32Var(&create.partitions, "partitions", 1, "number of partitions (0..1000)")
+	fs.StringVar(&create.durability, "durability", "", "message durability: replicated or persisted (server default replicated)")
+	fs.StringVar(&create.consumerOffsetDurability, "consumer-offset-durability", "", "consumer offset durability: replicated or persisted")
+	fs.StringVar(&create.segmentSize, "segment-size", "", `segment size: bytes or a size such as "512 MiB" (1 MiB..1 GiB)`)
+	create.addShared(fs)
+
+	var update topicFlags
+	updateCmd := &cobra.Command{
+		Use:   "update STREAM TOPIC",
+		Short: "Rename a topic or change its expiry, size cap or compression",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := update.options(false)
+			if err != nil {
+				return err
+			}
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			stream, topic := client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1])
+			name := update.name
+			if name == "" {
+				t, err := c.GetTopic(cmd.Context(), stream, topic)
+				if err != nil {
+					return notFoundAs(err, "topic %s/%s", args[0], args[1])
+				}
+				name = t.Name
+			}
+			if err := c.UpdateTopic(cmd.Context(), stream, topic, name, opts); err != nil {
+				return err
+			}
+			text := "updated topic " + args[1]
+			return a.printer().message(done{OK: true, Message: text}, text)
+		},
+	}
+	updateCmd.Flags().StringVar(&update.name, "name", "", "new topic name (default: keep)")
+	update.addShared(updateCmd.Flags())
+
+	cmd.AddCommand(createCmd, updateCmd, &cobra.Command{
+		Use:   "list STREAM",
+		Short: "List the topics of a stream",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.GetTopics(cmd.Context(), client.ParseIdentifier(args[0]))
+			if err != nil {
+				return err
+			}
+			return a.printTopics(list)
+		},
+	}, &cobra.Command{
+		Use:   "get STREAM TOPIC",
+		Short: "Show a topic and its partitions",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			t, err := c.GetTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
+			if err != nil {
+				return notFoundAs(err, "topic %s/%s", args[0], args[1])
+			}
+			if a.output == "json" {
+				return a.printer().jsonLine(t)
+			}
+			if err := a.printer().object(t, topicFields(&t.Topic)); err != nil {
+				return err
+			}
+			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
+				return err
+			}
+			rows := make([][]string, len(t.Partitions))
+			for i, p := range t.Partitions {
+				rows[i] = []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes)}
+			}
+			return a.printer().list(nil, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE"}, rows)
+		},
+	}, &cobra.Command{
+		Use:   "delete STREAM TOPIC",
+		Short: "Delete a topic and its messages",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.simple(cmd, func(c *client.Client) error {
+				return c.DeleteTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
+			}, "deleted topic "+args[1])
+		},
+	}, &cobra.Command{
+		Use:   "purge STREAM TOPIC",
+		Short: "Delete every message of a topic (partitions restart at offset 0)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.simple(cmd, func(c *client.Client) error {
+				return c.PurgeTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
+			}, "purged topic "+args[1])
+		},
+	})
+	return cmd
+}
+
+func compressionName(c uint8) string {
+	switch c {
+	case 1:
+		return "none"
+	case 2:
+		return "gzip"
+	}
+	return strconv.Itoa(int(c))
+}
+
+func optionsText(o client.Options) string {
+	parts := make([]string, len(o))
+	for i, e := range o {
+		parts[i] = e.Key + "=" + e.Value.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+func topicFields(t *client.Topic) []field {
+	f := []field{{"id", t.ID}, {"name", t.Name}, {"created", micros(t.CreatedAt)},
+		{"partitions", t.PartitionsCount}, {"messages", t.MessagesCount}, {"size", bytesText(t.SizeBytes)},
+		{"message expiry", maxText(t.MessageExpiry, "never", func(v uint64) string { return u64(v) + " µs" })},
+		{"max topic size", maxText(t.MaxTopicSize, "unlimited", bytesText)},
+		{"compression", compressionName(t.CompressionAlgorithm)}}
+	if len(t.Options) > 0 {
+		f = append(f, field{"options", optionsText(t.Options)})
+	}
+	if len(t.DerivedOptions) > 0 {
+		f = append(f, field{"derived options", optionsText(t.DerivedOptions)})
+	}
+	return f
+}
+
+func (a *app) printTopics(list []client.Topic) error {
+	items := make([]any, len(list))
+	rows := make([][]string, len(list))
+	for i, t := range list {
+		items[i] = t
+		rows[i] = []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
+			maxText(t.MessageExpiry, "never", func(v uint64) string { return u64(v) + " µs" }), optionsText(t.Options)}
+	}
+	return a.printer().list(items, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, rows)
+}
