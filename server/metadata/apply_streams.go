@@ -26,7 +26,8 @@ func (m *Machine) createStream(env Envelope, timestamp uint64, o *CreateStream) 
 	m.streams[id] = s
 	m.streamNames[s.Name] = id
 	m.emit(Effect{Kind: EffectStreamCreated, StreamID: id})
-	return AppendStream(nil, s, 0, 0), CodeOK
+	stream := StreamRecord(s, 0, 0)
+	return appendRecord(nil, &stream), CodeOK
 }
 
 func (m *Machine) updateStream(env Envelope, o *UpdateStream) Code {

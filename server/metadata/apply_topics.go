@@ -86,9 +86,11 @@ func (m *Machine) createTopic(env Envelope, timestamp uint64, o *CreateTopic) ([
 	s.topics[id] = t
 	s.topicNames[t.Name] = id
 	m.emit(Effect{Kind: EffectTopicCreated, StreamID: s.ID, TopicID: id, PartitionIDs: t.partitionIDs()})
-	payload := AppendTopicHeader(nil, t, 0, 0)
+	header := TopicHeaderRecord(t, 0, 0)
+	payload := appendRecord(nil, &header)
 	for _, p := range t.Partitions {
-		payload = AppendPartition(payload, p, 0, 0, 0, 0)
+		record := PartitionRecord(p, 0, 0, 0, 0)
+		payload = record.AppendTo(payload)
 	}
 	return payload, CodeOK
 }

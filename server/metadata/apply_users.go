@@ -48,7 +48,8 @@ func (m *Machine) createUser(env Envelope, timestamp uint64, o *CreateUser) ([]b
 	}
 	m.users[id] = u
 	m.userNames[u.Username] = id
-	return AppendUserDetails(nil, u), CodeOK
+	details := UserDetailsRecord(u)
+	return appendRecord(nil, &details), CodeOK
 }
 
 func (m *Machine) updateUser(env Envelope, o *UpdateUser) Code {

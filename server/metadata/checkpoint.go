@@ -165,6 +165,9 @@ func decodeTopics(d *decoder, s *Stream) error {
 		if d.err != nil || int64(t.ID) <= previous || t.ID >= topicsPerStreamMax {
 			return corrupt(d, "topic")
 		}
+		if !validOptionsBlock(t.ExplicitOptions) || !validOptionsBlock(t.DerivedOptions) {
+			return corrupt(d, "topic options")
+		}
 		previous = int64(t.ID)
 		if _, dup := s.topicNames[t.Name]; dup {
 			return corrupt(d, "duplicate topic name")
@@ -193,7 +196,7 @@ func (m *Machine) decodeUsers(d *decoder) error {
 			Status: d.u8(), CreatedAt: d.u64()}
 		u.Permissions = decodeOptionalPermissions(d)
 		u.Options = d.blob(optionsBlockBytesMax)
-		if d.err != nil || int64(u.ID) <= previous || u.ID >= usersMax {
+		if d.err != nil || int64(u.ID) <= previous || u.ID >= usersMax || !validOptionsBlock(u.Options) {
 			return corrupt(d, "user")
 		}
 		previous = int64(u.ID)
@@ -222,4 +225,11 @@ func (m *Machine) decodeUsers(d *decoder) error {
 		m.userNames[u.Username] = u.ID
 	}
 	return d.err
+}
+
+// validOptionsBlock reports whether a restored options block parses, so the
+// record encoders can rely on it.
+func validOptionsBlock(block []byte) bool {
+	_, err := parseOptions(block)
+	return err == nil
 }

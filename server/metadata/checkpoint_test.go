@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // populated returns a harness with streams, topics, users, permissions
@@ -14,7 +16,7 @@ func populated(t *testing.T) *harness {
 	h.mustOK(&CreateStream{Name: "billing"})
 	op := createTopicOp(NamedID("orders"), "eu", 3)
 	op.Options.Durability = DurabilityPersisted
-	op.ExplicitOptions = encodeOptions([]optionPair{{key: "segment_size", value: u64Item(1 << 20)}})
+	op.ExplicitOptions = block(wire.Uint64Option("segment_size", 1<<20))
 	h.mustOK(op)
 	h.mustOK(createTopicOp(NamedID("orders"), "us", 1))
 	h.mustOK(&DeleteStream{Stream: NamedID("billing")})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratabroker/strata/net/wire"
+
 	"github.com/zeebo/xxh3"
 )
 
@@ -21,7 +23,7 @@ func seedOps() []Op {
 	perms := &Permissions{Global: GlobalPermissions{ReadUsers: true},
 		Streams: []StreamPermissions{{StreamID: 1, PollMessages: true, Topics: []TopicPermissions{{TopicID: 2, SendMessages: true}}}}}
 	topic := createTopicOp(NamedID("s"), "t", 2)
-	topic.ExplicitOptions = encodeOptions([]optionPair{{key: "segment_size", value: u64Item(1 << 20)}})
+	topic.ExplicitOptions = block(wire.Uint64Option("segment_size", 1<<20))
 	return []Op{
 		&CreateStream{Name: "orders"},
 		&UpdateStream{Stream: NumericID(1), Name: "renamed"},
@@ -29,7 +31,7 @@ func seedOps() []Op {
 		&PurgeStream{Stream: NumericID(0)},
 		topic,
 		&UpdateTopic{Stream: NumericID(0), Topic: NamedID("t"), Name: "u", SetCompression: true, CompressionAlgorithm: 2,
-			Options: encodeOptions([]optionPair{{key: "compression_algorithm", value: []byte{2, 4, 0, 0, 0, 'g', 'z', 'i', 'p'}}})},
+			Options: block(wire.StringOption("compression_algorithm", "gzip"))},
 		&DeleteTopic{Stream: NumericID(0), Topic: NumericID(0)},
 		&PurgeTopic{Stream: NumericID(0), Topic: NamedID("t")},
 		&CreatePartitions{Stream: NumericID(0), Topic: NumericID(0), Count: 3},

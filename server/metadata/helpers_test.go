@@ -3,6 +3,8 @@ package metadata
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // stateMachine mirrors vsr.StateMachine (vsr does not build on its own
@@ -138,4 +140,13 @@ func defaultTopicOptions() TopicOptions {
 
 func createTopicOp(stream Identifier, name string, partitions uint32) *CreateTopic {
 	return &CreateTopic{Stream: stream, PartitionsCount: partitions, Name: name, Options: defaultTopicOptions()}
+}
+
+// block encodes options as a stored block (keys ascending).
+func block(options ...wire.Option) []byte {
+	b, err := encodeOptions(options)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

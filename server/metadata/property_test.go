@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/stratabroker/strata/net/wire"
+
 	"pgregory.net/rapid"
 )
 
@@ -70,7 +72,7 @@ func drawOp(t *rapid.T) Op {
 		o := createTopicOp(stream(), rapid.SampledFrom(topicNames).Draw(t, "name"), rapid.Uint32Range(0, 4).Draw(t, "partitions"))
 		o.Options.CompressionAlgorithm = rapid.Uint8Range(1, 3).Draw(t, "compression")
 		if rapid.Bool().Draw(t, "withOptions") {
-			o.ExplicitOptions = encodeOptions([]optionPair{{key: "message_expiry", value: u64Item(rapid.Uint64().Draw(t, "expiry"))}})
+			o.ExplicitOptions = block(wire.Uint64Option("message_expiry", rapid.Uint64().Draw(t, "expiry")))
 		}
 		return o
 	case 5:
@@ -78,7 +80,7 @@ func drawOp(t *rapid.T) Op {
 			SetMessageExpiry: rapid.Bool().Draw(t, "setExpiry"), MessageExpiryMicros: rapid.Uint64Range(0, 9).Draw(t, "expiry"),
 			SetMaxTopicSize: rapid.Bool().Draw(t, "setMax"), MaxTopicSizeBytes: rapid.SampledFrom([]uint64{0, 5, NeverExpires, 1 << 31}).Draw(t, "max")}
 		if o.SetMessageExpiry {
-			o.Options = encodeOptions([]optionPair{{key: "message_expiry", value: u64Item(o.MessageExpiryMicros)}})
+			o.Options = block(wire.Uint64Option("message_expiry", o.MessageExpiryMicros))
 		}
 		return o
 	case 6:

@@ -1,69 +1,116 @@
 package metadata
 
-// Record encoders for the reply payloads Apply returns, following the
-// layouts of PROTOCOL.md §4.11 byte for byte. The server may use them for
-// its read replies too, passing the counters that live in the partitions.
+import (
+	"fmt"
 
-// AppendStream appends a Stream record (§4.11.1) of s with the given
-// counters. Streams carry no options, so the block is empty.
-func AppendStream(dst []byte, s *Stream, sizeBytes, messagesCount uint64) []byte {
-	dst = appendU32(dst, s.ID)
-	dst = appendU64(dst, s.CreatedAt)
-	dst = appendU32(dst, uint32(len(s.topics)))
-	dst = appendU64(dst, sizeBytes)
-	dst = appendU64(dst, messagesCount)
-	dst = appendName(dst, s.Name)
-	return appendU32(dst, 0)
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Conversions from the applied state to net/wire's records (§4.11). Apply
+// encodes its reply payloads with them, and the server uses them for its
+// read replies, passing the counters that live in the partitions.
+
+// StreamRecord returns the Stream record of s with the given counters.
+// Streams carry no options.
+func StreamRecord(s *Stream, sizeBytes, messagesCount uint64) wire.Stream {
+	return wire.Stream{ID: s.ID, CreatedAt: s.CreatedAt, TopicsCount: uint32(len(s.topics)),
+		SizeBytes: sizeBytes, MessagesCount: messagesCount, Name: s.Name}
 }
 
-// AppendTopicHeader appends a TopicHeader record (§4.11.2) of t with the
-// given counters.
-func AppendTopicHeader(dst []byte, t *Topic, sizeBytes, messagesCount uint64) []byte {
-	dst = appendU32(dst, t.ID)
-	dst = appendU64(dst, t.CreatedAt)
-	dst = appendU32(dst, uint32(len(t.Partitions)))
-	dst = appendU64(dst, t.Options.MessageExpiryMicros)
-	dst = appendU8(dst, t.Options.CompressionAlgorithm)
-	dst = appendU64(dst, t.Options.MaxTopicSizeBytes)
-	dst = appendU64(dst, sizeBytes)
-	dst = appendU64(dst, messagesCount)
-	dst = appendName(dst, t.Name)
-	dst = appendBlob(dst, t.ExplicitOptions)
-	return appendBlob(dst, t.DerivedOptions)
-}
-
-// AppendPartition appends a Partition record (§4.11.3).
-func AppendPartition(dst []byte, p Partition, segmentsCount uint32, currentOffset, sizeBytes, messagesCount uint64) []byte {
-	dst = appendU32(dst, p.ID)
-	dst = appendU64(dst, p.CreatedAt)
-	dst = appendU32(dst, segmentsCount)
-	dst = appendU64(dst, currentOffset)
-	dst = appendU64(dst, sizeBytes)
-	return appendU64(dst, messagesCount)
-}
-
-// AppendUser appends a User record (§4.11.4).
-func AppendUser(dst []byte, u *User) []byte {
-	dst = appendU32(dst, u.ID)
-	dst = appendU64(dst, u.CreatedAt)
-	dst = appendU8(dst, u.Status)
-	dst = appendName(dst, u.Username)
-	return appendBlob(dst, u.Options)
-}
-
-// AppendUserDetails appends a UserDetails record (§4.11.5): the User, then
-// [1][perm_len u32][permissions], or four zero bytes without permissions.
-func AppendUserDetails(dst []byte, u *User) []byte {
-	dst = AppendUser(dst, u)
-	if u.Permissions == nil {
-		return appendU32(dst, 0)
+// TopicHeaderRecord returns the TopicHeader record of t with the given
+// counters and its explicit and derived option blocks.
+func TopicHeaderRecord(t *Topic, sizeBytes, messagesCount uint64) wire.TopicHeader {
+	return wire.TopicHeader{
+		ID: t.ID, CreatedAt: t.CreatedAt, PartitionsCount: uint32(len(t.Partitions)),
+		MessageExpiry: t.Options.MessageExpiryMicros, CompressionAlgorithm: t.Options.CompressionAlgorithm,
+		MaxTopicSize: t.Options.MaxTopicSizeBytes, SizeBytes: sizeBytes, MessagesCount: messagesCount,
+		Name: t.Name, Options: mustParseOptions(t.ExplicitOptions), Derived: mustParseOptions(t.DerivedOptions),
 	}
-	dst = appendU8(dst, 1)
-	return appendBlob(dst, u.Permissions.Encode(nil))
 }
 
-// AppendToken appends a PersonalAccessToken list entry (§4.11.6).
-func AppendToken(dst []byte, t *Token) []byte {
-	dst = appendName(dst, t.Name)
-	return appendU64(dst, t.ExpiryAt)
+// PartitionRecord returns the Partition record of p with the given
+// counters.
+func PartitionRecord(p Partition, segmentsCount uint32, currentOffset, sizeBytes, messagesCount uint64) wire.Partition {
+	return wire.Partition{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: segmentsCount,
+		CurrentOffset: currentOffset, SizeBytes: sizeBytes, MessagesCount: messagesCount}
+}
+
+// UserRecord returns the User record of u.
+func UserRecord(u *User) wire.User {
+	return wire.User{ID: u.ID, CreatedAt: u.CreatedAt, Status: wire.UserStatus(u.Status),
+		Username: u.Username, Options: mustParseOptions(u.Options)}
+}
+
+// UserDetailsRecord returns the UserDetails record of u.
+func UserDetailsRecord(u *User) wire.UserDetails {
+	return wire.UserDetails{User: UserRecord(u), Permissions: u.Permissions.Wire()}
+}
+
+// TokenRecord returns the PersonalAccessToken list entry of t.
+func TokenRecord(t *Token) wire.PersonalAccessTokenInfo {
+	return wire.PersonalAccessTokenInfo{Name: t.Name, ExpiryAt: t.ExpiryAt}
+}
+
+// Wire converts p to net/wire's form (nil stays nil).
+func (p *Permissions) Wire() *wire.Permissions {
+	if p == nil {
+		return nil
+	}
+	out := &wire.Permissions{Global: wire.GlobalPermissions(p.Global)}
+	for _, s := range p.Streams {
+		ws := wire.StreamPermissions{StreamID: s.StreamID, ManageStream: s.ManageStream, ReadStream: s.ReadStream,
+			ManageTopics: s.ManageTopics, ReadTopics: s.ReadTopics, PollMessages: s.PollMessages, SendMessages: s.SendMessages}
+		for _, t := range s.Topics {
+			ws.Topics = append(ws.Topics, wire.TopicPermissions(t))
+		}
+		out.Streams = append(out.Streams, ws)
+	}
+	return out
+}
+
+// PermissionsFromWire converts a decoded request's permissions (nil stays
+// nil), sorting entries by id and keeping the last of repeated ids, as
+// DecodePermissions does.
+func PermissionsFromWire(p *wire.Permissions) *Permissions {
+	if p == nil {
+		return nil
+	}
+	out := &Permissions{Global: GlobalPermissions(p.Global)}
+	for _, ws := range p.Streams {
+		s := StreamPermissions{StreamID: ws.StreamID, ManageStream: ws.ManageStream, ReadStream: ws.ReadStream,
+			ManageTopics: ws.ManageTopics, ReadTopics: ws.ReadTopics, PollMessages: ws.PollMessages, SendMessages: ws.SendMessages}
+		for _, t := range ws.Topics {
+			s.Topics = append(s.Topics, TopicPermissions(t))
+		}
+		s.Topics = normalizeTopicPermissions(s.Topics)
+		out.Streams = append(out.Streams, s)
+	}
+	out.Streams = normalizeStreamPermissions(out.Streams)
+	return out
+}
+
+// mustParseOptions parses a stored options block. Blocks are validated
+// when an operation stores them and when a checkpoint is restored, so a
+// failure here is a bug in this package.
+func mustParseOptions(block []byte) wire.Options {
+	o, err := wire.ParseOptions(block)
+	if err != nil {
+		panic(fmt.Sprintf("metadata: stored options block invalid: %v", err))
+	}
+	return o
+}
+
+// appender is a record that appends itself with net/wire's encoder.
+type appender interface {
+	AppendTo(dst []byte) ([]byte, error)
+}
+
+// appendRecord appends r. Names are 1..255 bytes (checked when decoded)
+// and options blocks valid, so a failure is a bug in this package.
+func appendRecord(dst []byte, r appender) []byte {
+	out, err := r.AppendTo(dst)
+	if err != nil {
+		panic(fmt.Sprintf("metadata: encoding %T: %v", r, err))
+	}
+	return out
 }

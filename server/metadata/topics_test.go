@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 func TestCreateTopicReplyLayout(t *testing.T) {
 	h := newHarness(t)
 	h.mustOK(&CreateStream{Name: "s"})
 	op := createTopicOp(NamedID("s"), "events", 3)
-	op.ExplicitOptions = encodeOptions([]optionPair{{key: "segment_size", value: u64Item(1 << 30)}})
-	op.DerivedOptions = encodeOptions([]optionPair{{key: "enforce_fsync", value: []byte{3, 1, 0, 0, 0, 0}}})
+	op.ExplicitOptions = block(wire.Uint64Option("segment_size", 1<<30))
+	op.DerivedOptions = block(wire.BoolOption("enforce_fsync", true))
 	h.m.TakeEffects()
 	payload := h.mustOK(op)
 	created := h.ts
@@ -46,11 +48,6 @@ func TestCreateTopicReplyLayout(t *testing.T) {
 	if got := h.m.TakeEffects(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("effects %+v", got)
 	}
-}
-
-// u64Item is a TLV value item of kind uint64.
-func u64Item(v uint64) []byte {
-	return appendU64([]byte{12, 8, 0, 0, 0}, v)
 }
 
 func TestTopicResultCodes(t *testing.T) {
@@ -172,13 +169,10 @@ func TestUpdateTopicPatchesOptions(t *testing.T) {
 	h := newHarness(t)
 	h.mustOK(&CreateStream{Name: "s"})
 	op := createTopicOp(NumericID(0), "t", 1)
-	op.ExplicitOptions = encodeOptions([]optionPair{{key: "segment_size", value: u64Item(1 << 30)}})
-	op.DerivedOptions = encodeOptions([]optionPair{
-		{key: "message_expiry", value: u64Item(NeverExpires)},
-		{key: "enforce_fsync", value: []byte{3, 1, 0, 0, 0, 0}},
-	})
+	op.ExplicitOptions = block(wire.Uint64Option("segment_size", 1<<30))
+	op.DerivedOptions = block(wire.Uint64Option("message_expiry", NeverExpires), wire.BoolOption("enforce_fsync", true))
 	h.mustOK(op)
-	sent := encodeOptions([]optionPair{{key: "message_expiry", value: u64Item(0)}})
+	sent := block(wire.Uint64Option("message_expiry", 0))
 	h.mustOK(&UpdateTopic{Stream: NumericID(0), Topic: NumericID(0), Name: "renamed",
 		SetMessageExpiry: true, MessageExpiryMicros: 0, Options: sent})
 	_, topic, code := h.m.ResolveTopic(NumericID(0), NamedID("renamed"))
@@ -188,11 +182,8 @@ func TestUpdateTopicPatchesOptions(t *testing.T) {
 	if topic.Options.MessageExpiryMicros != 0 || topic.Options.MaxTopicSizeBytes != NeverExpires {
 		t.Fatalf("options %+v", topic.Options)
 	}
-	wantExplicit := encodeOptions([]optionPair{
-		{key: "message_expiry", value: u64Item(0)},
-		{key: "segment_size", value: u64Item(1 << 30)},
-	})
-	wantDerived := encodeOptions([]optionPair{{key: "enforce_fsync", value: []byte{3, 1, 0, 0, 0, 0}}})
+	wantExplicit := block(wire.Uint64Option("message_expiry", 0), wire.Uint64Option("segment_size", 1<<30))
+	wantDerived := block(wire.BoolOption("enforce_fsync", true))
 	if !bytes.Equal(topic.ExplicitOptions, wantExplicit) || !bytes.Equal(topic.DerivedOptions, wantDerived) {
 		t.Fatalf("explicit %x derived %x", topic.ExplicitOptions, topic.DerivedOptions)
 	}
