@@ -52,8 +52,9 @@ type Cluster struct {
 	history  History
 
 	// unhealthy[i] is true from a crash of replica i until it is back in
-	// normal status (under replicated durability it has lost its memory
-	// until then).
+	// normal status and has applied every op it knows committed (under
+	// replicated durability it has lost its memory until then: a replica
+	// that recovered only headers does not yet hold the prepares).
 	unhealthy     []bool
 	openErrors    []error // per replica: why its last Open failed
 	faultsEnabled bool
@@ -235,7 +236,7 @@ func (c *Cluster) Tick() {
 		}
 		r.Tick()
 		c.commits.Scan(i, r)
-		if c.unhealthy[i] && r.Status() == vsr.StatusNormal {
+		if c.unhealthy[i] && r.Status() == vsr.StatusNormal && r.CommitNumber() >= r.CommitMax() {
 			c.unhealthy[i] = false
 		}
 	}
