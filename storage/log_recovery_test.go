@@ -325,3 +325,47 @@ func TestLogReadDetectsLatentCorruption(t *testing.T) {
 	}
 	expectRange(t, offsetsOf(t, records), 0, 2)
 }
+
+func TestLogWriteFailureStopsUntilReopen(t *testing.T) {
+	fsys := memfs.New()
+	l, _ := openLog(t, fsys, partitionDir, storage.LogOptions{})
+	var fb flushBuilder
+	if err := l.Append(fb.flush(t, 2, 2, 50)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.InjectWriteError(firstLog)
+	if err := l.Append(fb.flush(t, 1, 2, 50)); !errors.Is(err, storage.ErrLogFailed) {
+		t.Fatalf("append on a failing disk: %v", err)
+	}
+	fsys.ClearFaults()
+	// The failure is sticky: the file state is unknown until recovery.
+	if err := l.Append(fb.flushFrom(t, 4)); !errors.Is(err, storage.ErrLogFailed) {
+		t.Fatalf("append after a failure: %v", err)
+	}
+	if err := l.Sync(); !errors.Is(err, storage.ErrLogFailed) {
+		t.Fatalf("sync after a failure: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, report := openLog(t, fsys, partitionDir, storage.LogOptions{})
+	if !report.Clean() || l2.NextOffset() != 4 {
+		t.Fatalf("reopen: %+v next %d", report, l2.NextOffset())
+	}
+	if err := l2.Append(fb.flushFrom(t, 4)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A failed sync is sticky too.
+	fsys.InjectWriteError(firstLog)
+	if err := l2.Sync(); !errors.Is(err, storage.ErrLogFailed) {
+		t.Fatalf("failing sync: %v", err)
+	}
+	fsys.ClearFaults()
+	if err := l2.Sync(); !errors.Is(err, storage.ErrLogFailed) {
+		t.Fatalf("sync after a failed sync: %v", err)
+	}
+}

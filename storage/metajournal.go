@@ -96,7 +96,7 @@ func (j *MetaJournal) loadSnapshot(restore func(uint64, []byte) error, report *M
 	p := path.Join(j.dir, metaSnapshotFile)
 	image, err := readFull(j.fs, p)
 	if errors.Is(err, ErrNotExist) {
-		if j.superblock.Sequence != 0 && j.superblock.CheckpointOp != 0 {
+		if j.superblock.Sequence != 0 {
 			return fmt.Errorf("%s for checkpoint op %d: %w", p, j.superblock.CheckpointOp, ErrSnapshotMissing)
 		}
 		return nil

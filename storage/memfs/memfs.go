@@ -31,6 +31,9 @@ const SectorSize = 512
 var (
 	// ErrInjected is returned by reads that hit an injected fault.
 	ErrInjected = errors.New("memfs: injected read error")
+	// ErrInjectedWrite is returned by writes, truncates and syncs of a
+	// path with an injected write fault.
+	ErrInjectedWrite = errors.New("memfs: injected write error")
 	// ErrStaleHandle is returned by a handle opened before a crash.
 	ErrStaleHandle = errors.New("memfs: file handle from before a crash")
 	// ErrReadOnly is returned when writing through a read-only handle.
@@ -65,6 +68,7 @@ type FS struct {
 	files      map[string]*node
 	dirs       map[string]bool
 	faults     []readFault
+	writeFault map[string]bool
 	generation uint64 // bumped by every crash
 	syncs      int
 }
@@ -277,8 +281,17 @@ func (m *FS) InjectReadError(p string, offset, length int64) {
 	m.faults = append(m.faults, readFault{path: clean(p), offset: offset, length: length})
 }
 
+// InjectWriteError makes every write, truncate and sync of p fail with
+// ErrInjectedWrite (changing nothing) until ClearFaults.
+func (m *FS) InjectWriteError(p string) {
+	if m.writeFault == nil {
+		m.writeFault = map[string]bool{}
+	}
+	m.writeFault[clean(p)] = true
+}
+
 // ClearFaults removes every injected fault.
-func (m *FS) ClearFaults() { m.faults = nil }
+func (m *FS) ClearFaults() { m.faults, m.writeFault = nil, nil }
 
 // Corrupt XORs mask into the byte at offset of p, durably, as latent media
 // corruption would. It returns false when p has no such byte.
@@ -336,6 +349,9 @@ func (f *file) check(write bool) error {
 	}
 	if write && f.readOnly {
 		return fmt.Errorf("%s: %w", f.path, ErrReadOnly)
+	}
+	if write && f.fs.writeFault[f.path] {
+		return fmt.Errorf("%s: %w", f.path, ErrInjectedWrite)
 	}
 	return nil
 }
@@ -401,6 +417,9 @@ func (f *file) Truncate(size int64) error {
 func (f *file) Sync() error {
 	if err := f.check(false); err != nil {
 		return err
+	}
+	if f.fs.writeFault[f.path] {
+		return fmt.Errorf("sync %s: %w", f.path, ErrInjectedWrite)
 	}
 	f.node.durable = append(f.node.durable[:0], f.node.data...)
 	f.node.pending = nil
