@@ -315,11 +315,10 @@ func (c *Client) execLocked(ctx context.Context, r request) error {
 
 // buildFrameLocked encodes the request header and body into c.frame.
 func (c *Client) buildFrameLocked(r request, number, session uint64) ([]byte, error) {
-	if cap(c.frame) < headerSize {
-		c.frame = make([]byte, headerSize, 4096)
+	if cap(c.frame) < wire.HeaderSize {
+		c.frame = make([]byte, wire.HeaderSize, 4096)
 	}
-	frame := c.frame[:headerSize]
-	clear(frame)
+	frame := c.frame[:wire.HeaderSize]
 	var err error
 	if r.build != nil {
 		frame, err = r.build(frame)
@@ -327,24 +326,23 @@ func (c *Client) buildFrameLocked(r request, number, session uint64) ([]byte, er
 			return nil, err
 		}
 	}
-	if len(frame) > frameSizeMax {
+	if len(frame) > wire.MaxFrameSize {
 		return nil, fmt.Errorf("%w: %s request of %d bytes exceeds the %d-byte frame limit",
-			ErrInvalidArgument, r.info.Name, len(frame), frameSizeMax)
+			ErrInvalidArgument, r.info.Name, len(frame), wire.MaxFrameSize)
 	}
 	c.frame = frame[:0]
-	var checksum uint64
+	h := wire.RequestHeader{
+		Size:      uint32(len(frame)),
+		Client:    wire.Uint128{Lo: c.clientIDLo, Hi: c.clientIDHi},
+		Request:   number,
+		Operation: r.info.Operation,
+		Session:   session,
+		Code:      r.code,
+	}
 	if c.opts.stampChecksums && stampsChecksum(r.info.Operation) {
-		checksum = bodyChecksum(frame[headerSize:])
+		h.RequestChecksum = wire.RequestChecksum(frame[wire.HeaderSize:])
 	}
-	var nrCode uint32
-	if r.info.Operation == wire.OpNonReplicated {
-		nrCode = uint32(r.code)
-	}
-	putRequestHeader(frame, requestHeader{
-		size: uint32(len(frame)), clientLo: c.clientIDLo, clientHi: c.clientIDHi,
-		checksum: checksum, request: number, operation: r.info.Operation,
-		session: session, code: nrCode,
-	})
+	h.Encode((*[wire.HeaderSize]byte)(frame[:wire.HeaderSize]))
 	return frame, nil
 }
 
@@ -402,39 +400,46 @@ func (c *Client) ioError(ctx context.Context, err error) error {
 // checkReplyLocked validates a reply frame against the request (§1.4):
 // eviction → mapped error; request echo; status; result section.
 func (c *Client) checkReplyLocked(frame []byte, r request, number uint64) ([]byte, error) {
-	switch frame[commandOffset] {
-	case commandEviction:
-		ev := parseEviction(frame)
-		code := ev.reason.SDKError(ev.versionMax, ev.versionMin)
+	switch wire.PeekCommand(frame) {
+	case wire.CommandEviction:
+		var ev wire.EvictionHeader
 		// The eviction ends the session; the Go SDK also closes the socket,
 		// which keeps a late unsolicited frame from desynchronising us.
 		c.dropConnLocked()
-		switch ev.reason {
+		if err := ev.Decode(frame); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrProtocol, err)
+		}
+		switch ev.Reason {
 		case wire.EvictStaleClient, wire.EvictNoSession, wire.EvictSessionTooLow:
 			// The session ended but the credentials are still good: the
 			// next call reconnects and logs in again, as the SDKs do.
 		default:
 			c.relogin = nil
 		}
-		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.code), Eviction: uint8(ev.reason)}
-	case commandReply:
+		code := ev.Reason.SDKError(ev.ServerProtocolVersion, ev.ServerProtocolVersionMin)
+		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.code), Eviction: uint8(ev.Reason)}
+	case wire.CommandReply:
 	default:
 		c.dropConnLocked()
-		return nil, fmt.Errorf("%w: frame command %d, want reply", ErrProtocol, frame[commandOffset])
+		return nil, fmt.Errorf("%w: frame command %d, want reply", ErrProtocol, wire.PeekCommand(frame))
 	}
-	h := parseReplyHeader(frame)
-	if h.request != number {
+	var h wire.ReplyHeader
+	if err := h.Decode(frame); err != nil {
 		c.dropConnLocked()
-		return nil, fmt.Errorf("%w: reply echoes request %d, sent %d", ErrProtocol, h.request, number)
+		return nil, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
-	body := frame[headerSize:]
-	if h.status != 0 {
-		return nil, &Error{Code: wire.ErrorCode(h.status), Operation: r.info.Operation, Command: uint32(r.code)}
+	if h.Request != number {
+		c.dropConnLocked()
+		return nil, fmt.Errorf("%w: reply echoes request %d, sent %d", ErrProtocol, h.Request, number)
 	}
-	if !h.operation.IsResultFramed() || (h.operation == wire.OpRegister && len(body) == 0) {
+	body := frame[wire.HeaderSize:]
+	if h.Status != wire.ErrorCodeOK {
+		return nil, &Error{Code: h.Status, Operation: r.info.Operation, Command: uint32(r.code)}
+	}
+	if !h.Operation.IsResultFramed() || (h.Operation == wire.OpRegister && len(body) == 0) {
 		return body, nil
 	}
-	code, payload, err := splitResult(body)
+	payload, code, err := wire.SplitResult(body)
 	if err != nil {
 		c.dropConnLocked()
 		return nil, fmt.Errorf("%w: %s: %w", ErrProtocol, r.info.Name, err)
@@ -445,17 +450,18 @@ func (c *Client) checkReplyLocked(frame []byte, r request, number uint64) ([]byt
 	return payload, nil
 }
 
-// readFrame reads one 256-byte header and its body into buf.
+// readFrame reads one 256-byte header and its body into buf, reusing buf
+// (wire.ReadFrame cannot hand a grown buffer back for reuse).
 func readFrame(r io.Reader, buf []byte) ([]byte, error) {
-	if cap(buf) < headerSize {
-		buf = make([]byte, headerSize, 64*1024)
+	if cap(buf) < wire.HeaderSize {
+		buf = make([]byte, wire.HeaderSize, 64*1024)
 	}
-	buf = buf[:headerSize]
+	buf = buf[:wire.HeaderSize]
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}
-	size := binary.LittleEndian.Uint32(buf[sizeOffset:])
-	if size < headerSize || size > frameSizeMax {
+	size := wire.PeekSize(buf)
+	if size < wire.HeaderSize || size > wire.MaxFrameSize {
 		return nil, fmt.Errorf("%w: reply frame size %d", ErrProtocol, size)
 	}
 	if cap(buf) < int(size) {
@@ -464,7 +470,7 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 		buf = grown
 	}
 	buf = buf[:size]
-	if _, err := io.ReadFull(r, buf[headerSize:]); err != nil {
+	if _, err := io.ReadFull(r, buf[wire.HeaderSize:]); err != nil {
 		return nil, err
 	}
 	return buf, nil

@@ -2,6 +2,8 @@ package client
 
 import (
 	"time"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // Limits and defaults of the client, named as STYLE.md rule 5 asks.
@@ -46,7 +48,7 @@ func defaultOptions() options {
 		dialTimeout:     dialTimeoutDefault,
 		sdkName:         SDKName,
 		sdkVersion:      SDKVersion,
-		protocolVersion: protocolVersion,
+		protocolVersion: wire.ProtocolVersion,
 		stampChecksums:  true,
 	}
 }
