@@ -9,7 +9,36 @@
 //
 // The package is imported by the pure consensus core, so it touches no OS
 // facility: no os, net, syscall, sync or time imports, no global
-// randomness. Frames are read through io.Reader.
+// randomness (purity_test.go checks). Frames are read through io.Reader.
+//
+// Map of the package:
+//
+//   - codes.go, operation.go: command codes (CodeCreateStream...), operation
+//     bytes (OpCreateStream...), LookupCode, OperationForCode,
+//     ReplyOperationForCode, ResultReplyOperation, Operation.IsResultFramed.
+//   - errorcode.go, errorcode_table.go: ErrorCode (a Go error) and every §8
+//     code as a constant (ErrStreamIdNotFound = 1009...); CodeOf(err) gives
+//     the status a server reports for any error of this package.
+//   - eviction.go, version.go: EvictionReason and its SDK error mapping;
+//     ProtocolVersion (11264), AcceptsProtocolVersion, ServerVersion.
+//   - header.go, frame.go, build.go: RequestHeader, ReplyHeader,
+//     EvictionHeader, ValidateRequest, ReadFrame, RequestChecksum,
+//     NewRequestHeader, AppendRequest and the Append*Reply builders.
+//   - identifier.go, consumer.go, tlv.go, options.go, permissions.go,
+//     result.go: the shared encodings of §4 (Identifier, Consumer,
+//     Partitioning, PollingStrategy, AckLevel, TLV blocks, Options,
+//     Permissions, result sections and ReplyPayload).
+//   - records_*.go: what the server returns (StreamDetails, TopicDetails,
+//     UserDetails, ConsumerGroupDetails, ClientDetails, Stats,
+//     ClusterMetadata, DescribeOptionsReply, RegisterReply,
+//     SendMessagesReply, PolledMessagesHeader...).
+//   - requests*.go: one type per command (CreateStreamRequest,
+//     PollMessagesRequest, SendMessagesRequest...), all implementing
+//     Request; NewRequest(code) for dispatch; ParseLogin for Register
+//     bodies.
+//   - topic_options.go, humantime.go: create/update topic option
+//     validation and resolution (ParseTopicOptions,
+//     ParseTopicUpdateOptions), including Strata's durability keys.
 //
 // The message batch format (PROTOCOL.md §6.1-6.3) lives in batch*.go; the
 // request and record types here carry batches as opaque byte slices.

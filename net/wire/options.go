@@ -178,3 +178,13 @@ func (d *decoder) trailingOptions(what string) Options {
 	}
 	return o
 }
+
+// RejectOptions returns ErrUnsupportedOptionKey (status 4041) naming the
+// first key when o is not empty: streams and users accept no option keys
+// (§4.8).
+func RejectOptions(o Options) error {
+	if len(o) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: key %q", ErrUnsupportedOptionKey, o[0].Key)
+}

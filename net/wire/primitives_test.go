@@ -274,3 +274,12 @@ func TestResultSection(t *testing.T) {
 		t.Fatal("short entries")
 	}
 }
+
+func TestRejectOptions(t *testing.T) {
+	if RejectOptions(nil) != nil {
+		t.Fatal("empty options rejected")
+	}
+	if err := RejectOptions(Options{StringOption("x", "1")}); CodeOf(err) != ErrUnsupportedOptionKey {
+		t.Fatalf("any key must be 4041: %v", err)
+	}
+}
