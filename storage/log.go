@@ -27,6 +27,13 @@ type LogOptions struct {
 	// IndexIntervalBytes spaces the entries recovery writes when it
 	// rebuilds an index from the log. 0 = 16 KiB.
 	IndexIntervalBytes int64
+	// TrustSealedSegments makes OpenLog check a sealed segment quickly —
+	// its first batch and everything from its last index entry on — instead
+	// of validating every batch; the full scan runs when that check fails.
+	// Damage elsewhere in a sealed segment is then found by Read, which
+	// validates every batch it serves and fences the log at the first bad
+	// one. The active segment is always scanned fully.
+	TrustSealedSegments bool
 }
 
 // LogStats are a log's counters.
@@ -146,9 +153,17 @@ func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) er
 		return fmt.Errorf("read %s: %w", seg.indexPath(), err)
 	}
 	entries, entriesBytes := DecodeIndex(indexImage)
-	r, err := scanSegment(&l.scanner, seg, size, entries, entriesBytes, int64(len(indexImage)), l.opts.IndexIntervalBytes)
-	if err != nil {
-		return err
+	var r segmentScan
+	quick := false
+	if !last && l.opts.TrustSealedSegments && int64(entriesBytes) == int64(len(indexImage)) {
+		if r, quick, err = quickScanSegment(&l.scanner, seg, size, entries); err != nil {
+			return err
+		}
+	}
+	if !quick {
+		if r, err = scanSegment(&l.scanner, seg, size, entries, entriesBytes, int64(len(indexImage)), l.opts.IndexIntervalBytes); err != nil {
+			return err
+		}
 	}
 	seg.size, seg.next, seg.messages, seg.entries = r.goodEnd, r.next, r.messages, r.index
 	if r.bad != nil && (!last || r.badInMiddle) {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -46,7 +47,7 @@ func (l *Log) Read(dst []byte, fromOffset uint64, maxCount uint32, maxBytes int)
 				return dst, count, nil
 			}
 			if err := wire.ValidateBatch(rec, uint32(messages)); err != nil {
-				return dst, count, fmt.Errorf("%s at byte %d: %w: %w", seg.logPath, pos, ErrCorrupt, err)
+				return dst, count, l.fenceAt(i, pos, err)
 			}
 			var n uint32
 			if dst, n, err = wire.SliceBatch(dst, rec, fromOffset, maxCount-count); err != nil {
@@ -87,4 +88,45 @@ func (l *Log) FindByTimestamp(timestampMicros uint64) (uint64, bool, error) {
 		}
 	}
 	return 0, false, nil
+}
+
+// fenceAt records damage found by a read in segment i at pos: the
+// readable range ends before it (later segments are closed and dropped
+// from the log), appends are refused, and the returned error (wrapping
+// ErrCorrupt) names the file and position. Nothing on disk changes.
+func (l *Log) fenceAt(i int, pos int64, cause error) error {
+	seg := l.segments[i]
+	err := fmt.Errorf("%s at byte %d: %w: %w", seg.logPath, pos, ErrCorrupt, cause)
+	if l.fenced != nil {
+		return err
+	}
+	l.scanner.forget()
+	for _, later := range l.segments[i+1:] {
+		l.messages -= later.messages
+		l.bytes -= later.size
+		if cerr := later.close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	l.segments = l.segments[:i+1]
+	// Count the messages of the segment that stay readable: scan the
+	// headers before pos (they validated when they were read or recovered).
+	l.scanner.reset(seg.log, pos, readChunkBytes)
+	kept := uint64(0)
+	for at := int64(0); at < pos; {
+		v, n, herr := l.scanner.header(at)
+		if herr != nil {
+			break
+		}
+		kept += uint64(v.MessageCount())
+		at += n
+	}
+	l.messages -= seg.messages - kept
+	l.bytes -= seg.size - pos
+	seg.messages, seg.size, seg.next = kept, pos, seg.start+kept
+	for len(seg.entries) > 0 && int64(seg.entries[len(seg.entries)-1].Position) >= pos {
+		seg.entries = seg.entries[:len(seg.entries)-1]
+	}
+	l.fenced = &Corruption{File: seg.logPath, Position: pos, Offset: seg.next, Err: cause}
+	return err
 }

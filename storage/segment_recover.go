@@ -163,3 +163,48 @@ func countAnnouncedMessages(sc *batchScanner, pos int64) uint64 {
 	}
 	return total
 }
+
+// quickScanSegment checks a sealed segment without reading all of it: the
+// first batch's header must start the segment's offsets and match the
+// first index entry, and the batches from the last index entry to the end
+// of the file must validate and continue its offsets. ok = false (with no
+// error) means the check failed and the caller runs the full scan, which
+// locates the damage. I/O errors are returned.
+func quickScanSegment(sc *batchScanner, seg *segment, size int64, entries []IndexEntry) (r segmentScan, ok bool, err error) {
+	if len(entries) == 0 || entries[0].Position != 0 {
+		return r, false, nil
+	}
+	sc.reset(seg.log, size, scanChunkBytes)
+	v, _, err := sc.header(0)
+	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return r, false, nil
+		}
+		return r, false, fmt.Errorf("read %s at 0: %w", seg.logPath, err)
+	}
+	if v.BaseOffset() != seg.start || entries[0].Offset != seg.start || entries[0].Timestamp != v.BaseTimestamp() {
+		return r, false, nil
+	}
+	last := entries[len(entries)-1]
+	pos, next := int64(last.Position), last.Offset
+	for first := true; pos < size; first = false {
+		rec, err := sc.record(pos)
+		if err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				return r, false, nil
+			}
+			return r, false, fmt.Errorf("read %s at %d: %w", seg.logPath, pos, err)
+		}
+		v := wire.BatchView(rec)
+		if wire.ValidateBatch(rec, v.MessageCount()) != nil || v.BaseOffset() != next ||
+			(first && v.BaseTimestamp() != last.Timestamp) {
+			return r, false, nil
+		}
+		next += uint64(v.MessageCount())
+		pos += int64(len(rec))
+	}
+	if pos != size || next <= last.Offset {
+		return r, false, nil
+	}
+	return segmentScan{goodEnd: size, next: next, messages: next - seg.start, index: entries, indexIntact: true}, true, nil
+}
