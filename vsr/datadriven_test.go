@@ -9,10 +9,10 @@ import (
 	"github.com/cockroachdb/datadriven"
 )
 
-// TestInteraction runs the protocol scripts under testdata/: one handler
+// TestInteraction runs the protocol scripts under testdata/interaction/: one handler
 // per command, the trace as golden output (regenerate with -rewrite).
 func TestInteraction(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/interaction", func(t *testing.T, path string) {
 		var c *testCluster
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd != "cluster" && c == nil {

@@ -20,7 +20,12 @@ func (r *Replica) onRequest(m *Message) {
 		}
 	} else {
 		if e == nil || e.session != m.Session {
-			r.sendEviction(m.Client)
+			// Evict only a session this primary has seen applied and then
+			// lost: a lagging primary (or one whose register op is still
+			// in the pipeline) drops the request and the client retries.
+			if m.Session != 0 && m.Session <= r.commitMin && r.commitMin == r.commitMax && (e == nil || e.session > m.Session) {
+				r.sendEviction(m.Client)
+			}
 			return
 		}
 		if m.Request < e.request {

@@ -5,7 +5,7 @@ package vsr
 // when the ops needed are no longer in any journal. It runs on the repair
 // timeout and after a view starts.
 func (r *Replica) repair() {
-	if r.status != StatusNormal && r.status != StatusViewChange {
+	if r.solo() || (r.status != StatusNormal && r.status != StatusViewChange) {
 		return
 	}
 	if r.transfer.behind {
@@ -48,6 +48,9 @@ func (r *Replica) repair() {
 // data too is not asked forever; a backup asks the primary first.
 func (r *Replica) repairPeer(attempt uint64) uint8 {
 	n := uint64(r.cfg.ReplicaCount)
+	if n == 1 {
+		return r.cfg.ReplicaIndex
+	}
 	if !r.Primary() && attempt%2 == 0 {
 		return r.primaryIndex(r.view)
 	}

@@ -25,11 +25,28 @@ func (r *Replica) startViewChange(view uint64) {
 	r.viewChange.svcFrom = 1 << r.cfg.ReplicaIndex
 	r.requestQueue = r.requestQueue[:0]
 	r.timers.stopAll()
+	r.timers.viewChange.after = r.viewChangeTimeoutTicks()
 	r.timers.viewChange.start()
 	r.timers.repair.start()
 	r.requestSuperblock()
 	r.broadcast(&Message{Header: Header{Command: CommandStartViewChange, View: view}})
 	r.maybeSendDoViewChange()
+}
+
+// viewChangeBackoffMax caps the doubling of the view-change timeout.
+const viewChangeBackoffMax = 3
+
+// viewChangeTimeoutTicks doubles the timeout for every view that failed
+// since the last normal one (so that slow networks still complete a view
+// change) and staggers replicas by index so that they do not time out in
+// lockstep.
+func (r *Replica) viewChangeTimeoutTicks() uint64 {
+	failed := min(r.view-r.logView-1, viewChangeBackoffMax)
+	if r.view <= r.logView {
+		failed = 0
+	}
+	base := r.cfg.ViewChangeTimeoutTicks
+	return base<<failed + uint64(r.cfg.ReplicaIndex)*max(base/4, 1)
 }
 
 // viewChangeTimeout gives up on a stalled view change and tries the next
