@@ -106,6 +106,7 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 		l.messages += s.messages
 		l.bytes += s.size
 	}
+	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
 	return l, report, nil
 }
 

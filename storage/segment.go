@@ -127,6 +127,12 @@ func (s *batchScanner) reset(f File, limit int64, chunk int) {
 	s.file, s.limit, s.chunk = f, limit, chunk
 }
 
+// release forgets the buffered bytes and frees the buffer.
+func (s *batchScanner) release() {
+	s.forget()
+	s.buf = nil
+}
+
 // forget drops the buffered bytes (their file is being removed or cut).
 func (s *batchScanner) forget() { s.file, s.bufAt, s.filled = nil, 0, 0 }
 
