@@ -44,8 +44,6 @@ type System struct {
 	Logging    Logging    `toml:"logging"`
 	IO         IO         `toml:"io"`
 	Partition  Partition  `toml:"partition"`
-	Segment    Segment    `toml:"segment"`
-	Topic      Topic      `toml:"topic"`
 	Sharding   Sharding   `toml:"sharding"`
 	MemoryPool MemoryPool `toml:"memory_pool"`
 }
@@ -62,23 +60,9 @@ type IO struct {
 	Engine string `toml:"engine"`
 }
 
-// Partition is [system.partition]: the default flush thresholds.
+// Partition is [system.partition].
 type Partition struct {
-	MessagesRequiredToSave       uint32   `toml:"messages_required_to_save"`
-	SizeOfMessagesRequiredToSave ByteSize `toml:"size_of_messages_required_to_save"`
-	EnforceFsync                 bool     `toml:"enforce_fsync"`
-	ValidateChecksum             bool     `toml:"validate_checksum"`
-}
-
-// Segment is [system.segment].
-type Segment struct {
-	Size ByteSize `toml:"size"`
-}
-
-// Topic is [system.topic]: defaults for new topics.
-type Topic struct {
-	Durability               string `toml:"durability"`
-	ConsumerOffsetDurability string `toml:"consumer_offset_durability"`
+	EnforceFsync bool `toml:"enforce_fsync"`
 }
 
 // Sharding is [system.sharding].
@@ -136,11 +120,8 @@ type Cluster struct {
 const (
 	frameSizeMin         = 256
 	frameSizeMax         = 1 << 30
-	segmentSizeMin       = 1 << 20
-	segmentSizeMax       = 1 << 30
 	journalSlotsMin      = 16
 	journalSlotsMax      = 1 << 20
-	messagesToSaveMax    = 16_777_216
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
 )
@@ -198,23 +179,6 @@ func (c *Config) Validate() error {
 	case "auto", "uring", "sync":
 	default:
 		return bad("system.io.engine", "%q is not one of auto, uring, sync", c.System.IO.Engine)
-	}
-	if n := c.System.Partition.MessagesRequiredToSave; n < 1 || n > messagesToSaveMax {
-		return bad("system.partition.messages_required_to_save", "%d is outside 1..%d", n, messagesToSaveMax)
-	}
-	if s := c.System.Partition.SizeOfMessagesRequiredToSave; s < 1 || s > segmentSizeMax {
-		return bad("system.partition.size_of_messages_required_to_save", "%d is outside 1..%d", s, segmentSizeMax)
-	}
-	if s := c.System.Segment.Size; s < segmentSizeMin || s > segmentSizeMax || s%512 != 0 {
-		return bad("system.segment.size", "%d must be a multiple of 512 within %d..%d", s, segmentSizeMin, segmentSizeMax)
-	}
-	for _, kv := range [][2]string{
-		{"system.topic.durability", c.System.Topic.Durability},
-		{"system.topic.consumer_offset_durability", c.System.Topic.ConsumerOffsetDurability},
-	} {
-		if kv[1] != "replicated" && kv[1] != "persisted" {
-			return bad(kv[0], "%q is not one of replicated, persisted", kv[1])
-		}
 	}
 	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
 		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)

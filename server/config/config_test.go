@@ -19,8 +19,8 @@ func TestDefaultLoads(t *testing.T) {
 	if cfg.TCP.Address != "127.0.0.1:8090" || cfg.System.Path != "local_data" {
 		t.Fatalf("defaults: tcp %q path %q", cfg.TCP.Address, cfg.System.Path)
 	}
-	if cfg.System.Partition.SizeOfMessagesRequiredToSave != 1<<20 || cfg.System.Segment.Size != 1<<30 {
-		t.Fatalf("sizes: %d %d", cfg.System.Partition.SizeOfMessagesRequiredToSave, cfg.System.Segment.Size)
+	if cfg.System.MemoryPool.Size != 4<<30 {
+		t.Fatalf("memory pool size: %d", cfg.System.MemoryPool.Size)
 	}
 	if time.Duration(cfg.Heartbeat.Interval) != 30*time.Second {
 		t.Fatalf("heartbeat %v", time.Duration(cfg.Heartbeat.Interval))
@@ -35,7 +35,7 @@ func TestEnvOverrides(t *testing.T) {
 		"STRATA_TCP_ADDRESS=127.0.0.1:9999",
 		"STRATA_SYSTEM_PATH=/tmp/x",
 		"STRATA_SYSTEM_IO_ENGINE=sync",
-		"STRATA_SYSTEM_SEGMENT_SIZE=2 MiB",
+		"STRATA_SYSTEM_MEMORY_POOL_SIZE=2 GiB",
 		"STRATA_SYSTEM_SHARDING_CPU_ALLOCATION=2",
 		"STRATA_SYSTEM_PARTITION_ENFORCE_FSYNC=true",
 		"UNRELATED=1",
@@ -46,7 +46,7 @@ func TestEnvOverrides(t *testing.T) {
 	if cfg.TCP.Address != "127.0.0.1:9999" || cfg.System.Path != "/tmp/x" || cfg.System.IO.Engine != "sync" {
 		t.Fatalf("overrides not applied: %+v", cfg)
 	}
-	if cfg.System.Segment.Size != 2<<20 || cfg.System.Sharding.CPUAllocation != "2" || !cfg.System.Partition.EnforceFsync {
+	if cfg.System.MemoryPool.Size != 2<<30 || cfg.System.Sharding.CPUAllocation != "2" || !cfg.System.Partition.EnforceFsync {
 		t.Fatalf("overrides not applied: %+v", cfg.System)
 	}
 }
@@ -57,11 +57,11 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		key string
 	}{
 		{[]string{"STRATA_SYSTEM_IO_ENGINE=fast"}, "system.io.engine"},
-		{[]string{"STRATA_SYSTEM_SEGMENT_SIZE=12"}, "system.segment.size"},
-		{[]string{"STRATA_SYSTEM_SEGMENT_SIZE=lots"}, "system.segment.size"},
+		{[]string{"STRATA_SYSTEM_MEMORY_POOL_SIZE=12"}, "system.memory_pool.size"},
+		{[]string{"STRATA_SYSTEM_MEMORY_POOL_SIZE=lots"}, "system.memory_pool.size"},
 		{[]string{"STRATA_METADATA_JOURNAL_SLOTS=-1"}, "metadata.journal_slots"},
 		{[]string{"STRATA_TCP_ENABLED=maybe"}, "tcp.enabled"},
-		{[]string{"STRATA_SYSTEM_TOPIC_DURABILITY=sometimes"}, "system.topic.durability"},
+		{[]string{"STRATA_MESSAGE_BUS_MAX_MESSAGE_SIZE=10"}, "message_bus.max_message_size"},
 		{[]string{"STRATA_SYSTEM_LOGGING_FORMAT=xml"}, "system.logging.format"},
 	}
 	for _, c := range cases {
@@ -75,14 +75,14 @@ func TestBadValuesNameTheKey(t *testing.T) {
 func TestFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.toml")
-	if err := os.WriteFile(path, []byte("[tcp]\naddress = \"127.0.0.1:7000\"\n[system.partition]\nmessages_required_to_save = 10\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("[tcp]\naddress = \"127.0.0.1:7000\"\n[system.partition]\nenforce_fsync = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path, []string{"STRATA_TCP_ADDRESS=127.0.0.1:7001"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.TCP.Address != "127.0.0.1:7001" || cfg.System.Partition.MessagesRequiredToSave != 10 {
+	if cfg.TCP.Address != "127.0.0.1:7001" || !cfg.System.Partition.EnforceFsync {
 		t.Fatalf("file then env: %+v", cfg.TCP)
 	}
 	if err := os.WriteFile(path, []byte("[tcp]\nadress = \"x\"\n"), 0o644); err != nil {

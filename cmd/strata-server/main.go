@@ -1,0 +1,104 @@
+// Command strata-server runs the Strata broker.
+//
+//	strata-server [--config FILE] [--with-default-root-credentials]
+//
+// With no file it runs on the embedded default configuration; every key
+// can be overridden with STRATA_<SECTION>_<KEY>. The root user comes from
+// STRATA_ROOT_USERNAME / STRATA_ROOT_PASSWORD, else from
+// --with-default-root-credentials (iggy/iggy), else a random password is
+// generated and printed once, at the first boot.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/server"
+	"github.com/stratabroker/strata/server/config"
+)
+
+// shutdownTimeout bounds a graceful shutdown.
+const shutdownTimeout = 30 * time.Second
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	flags := flag.NewFlagSet("strata-server", flag.ContinueOnError)
+	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty)")
+	defaultRoot := flags.Bool("with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
+	printDefault := flags.Bool("print-default-config", false, "print the embedded default configuration and exit")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if *printDefault {
+		fmt.Print(config.DefaultTOML())
+		return 0
+	}
+	cfg, err := config.Load(*configPath, os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		return 2
+	}
+	logger, closeLog, err := server.NewLogger(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		return 1
+	}
+	defer closeLog()
+
+	// Signals are caught from before the listeners open, so a stop request
+	// right after the banner is a graceful shutdown.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+
+	root := server.RootCredentials{
+		Username: os.Getenv("STRATA_ROOT_USERNAME"),
+		Password: os.Getenv("STRATA_ROOT_PASSWORD"),
+	}
+	if root.Username == "" && root.Password == "" && *defaultRoot {
+		root = server.RootCredentials{Username: "iggy", Password: "iggy"}
+	}
+	srv, err := server.New(server.Options{Config: cfg, Logger: logger, Root: root})
+	if err != nil {
+		logger.Error("cannot start", zap.Error(err))
+		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		return 1
+	}
+	if err := srv.Start(); err != nil {
+		logger.Error("cannot start", zap.Error(err))
+		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		_ = srv.Shutdown(context.Background())
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "strata-server %s listening: tcp %s, data in %s\n", server.Version, srv.TCPAddr(), cfg.System.Path)
+	if hint := srv.LoginHint(); hint != "" {
+		fmt.Fprintln(os.Stderr, hint)
+	}
+
+	select {
+	case sig := <-signals:
+		logger.Info("shutting down", zap.String("signal", sig.String()))
+	case err := <-srv.Done():
+		if err != nil && !errors.Is(err, server.ErrClosed) {
+			logger.Error("server failed", zap.Error(err))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Error("shutdown", zap.Error(err))
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}

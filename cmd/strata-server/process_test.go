@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratabroker/strata/client"
+)
+
+// serverBinary builds strata-server once per test binary run.
+var serverBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "strata-server-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBinary = filepath.Join(dir, "strata-server")
+	build := exec.Command("go", "build", "-o", serverBinary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build strata-server:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// process is a strata-server child process.
+type process struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	exited chan error
+}
+
+// listeningLine is the boot banner line that names the TCP address.
+var listeningLine = regexp.MustCompile(`listening: tcp (\S+),`)
+
+// startProcess runs strata-server over dir and waits for its banner.
+func startProcess(t *testing.T, dir string, env ...string) *process {
+	t.Helper()
+	cmd := exec.Command(serverBinary, "--with-default-root-credentials")
+	cmd.Env = append(os.Environ(), "STRATA_SYSTEM_PATH="+dir, "STRATA_TCP_ADDRESS=127.0.0.1:0")
+	cmd.Env = append(cmd.Env, env...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	found := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(pipe)
+		for scanner.Scan() {
+			line := scanner.Text()
+			p.stderr.WriteString(line + "\n")
+			if m := listeningLine.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, pipe)
+		p.exited <- cmd.Wait()
+	}()
+	select {
+	case p.addr = <-found:
+	case err := <-p.exited:
+		t.Fatalf("strata-server exited at boot: %v\n%s", err, p.stderr)
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("strata-server did not print its address:\n%s", p.stderr)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+	})
+	return p
+}
+
+// kill9 kills the process with SIGKILL and waits for it.
+func (p *process) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
+
+// terminate stops the process with SIGTERM and checks a clean exit.
+func (p *process) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("strata-server exit: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("strata-server did not stop on SIGTERM")
+	}
+}
+
+func dialRoot(t *testing.T, addr string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoginUser(ctx, "iggy", "iggy"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// TestKill9DuringPersistedSendsLosesNothingAcknowledged sends to a
+// persisted topic from several connections, kills the server with SIGKILL
+// in the middle, restarts it, and checks that every acknowledged message is
+// there, in order, byte-identical.
+func TestKill9DuringPersistedSendsLosesNothingAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	p := startProcess(t, dir)
+	c := dialRoot(t, p.addr)
+	ctx := context.Background()
+	if _, err := c.CreateStream(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	opts := client.Options{}.With(client.OptionDurability, client.StringValue(client.DurabilityPersisted))
+	if _, err := c.CreateTopic(ctx, client.ID(0), "t", 2, opts); err != nil {
+		t.Fatal(err)
+	}
+	type ack struct {
+		base    uint64
+		payload []string
+	}
+	const producers = 4
+	acked := make([][]ack, 2)
+	results := make(chan struct {
+		partition uint32
+		a         ack
+	}, 1<<16)
+	stop := make(chan struct{})
+	done := make(chan struct{}, producers)
+	for w := 0; w < producers; w++ {
+		go func(w int) {
+			defer func() { done <- struct{}{} }()
+			pc, err := client.Dial(ctx, p.addr)
+			if err != nil {
+				return
+			}
+			defer pc.Close()
+			if _, err := pc.LoginUser(ctx, "iggy", "iggy"); err != nil {
+				return
+			}
+			partition := uint32(w % 2)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				batch := []client.Message{
+					{Payload: []byte(fmt.Sprintf("w%d-%d-a", w, i))},
+					{Payload: []byte(fmt.Sprintf("w%d-%d-b", w, i))},
+				}
+				conf, err := pc.SendMessages(ctx, client.ID(0), client.ID(0), client.PartitionID(partition), batch)
+				if err != nil {
+					return // the server died: this send was not acknowledged
+				}
+				results <- struct {
+					partition uint32
+					a         ack
+				}{partition, ack{conf[0].BaseOffset, []string{string(batch[0].Payload), string(batch[1].Payload)}}}
+			}
+		}(w)
+	}
+	// Let the producers run, then pull the plug.
+	deadline := time.After(20 * time.Second)
+	count := 0
+	for count < 2000 {
+		select {
+		case r := <-results:
+			acked[r.partition] = append(acked[r.partition], r.a)
+			count++
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	p.kill9(t)
+	close(stop)
+	for i := 0; i < producers; i++ {
+		<-done
+	}
+	close(results)
+	for r := range results {
+		acked[r.partition] = append(acked[r.partition], r.a)
+	}
+	if count == 0 {
+		t.Fatalf("no send was acknowledged before the kill:\n%s", p.stderr)
+	}
+
+	p2 := startProcess(t, dir)
+	c2 := dialRoot(t, p2.addr)
+	total := 0
+	for partition := uint32(0); partition < 2; partition++ {
+		stored := map[uint64]string{}
+		next := uint64(0)
+		for {
+			res, err := c2.PollMessages(ctx, client.PollRequest{Consumer: client.IndividualConsumer(client.ID(0)),
+				Stream: client.ID(0), Topic: client.ID(0), Partition: partition, Strategy: client.PollOffset(next), Count: 5000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Messages) == 0 {
+				break
+			}
+			for _, m := range res.Messages {
+				stored[m.Offset] = string(m.Payload)
+				next = m.Offset + 1
+			}
+		}
+		for _, a := range acked[partition] {
+			for i, payload := range a.payload {
+				if got, ok := stored[a.base+uint64(i)]; !ok || got != payload {
+					t.Fatalf("partition %d offset %d: acknowledged %q, stored %q (present %v)", partition, a.base+uint64(i), payload, got, ok)
+				}
+				total++
+			}
+		}
+	}
+	t.Logf("%d acknowledged messages all present after kill -9", total)
+	p2.terminate(t)
+}
+
+// TestBootBannerAndCurrentConfig checks what `make run` shows a user and
+// the files a first boot creates.
+func TestBootBannerAndCurrentConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := startProcess(t, dir)
+	if !strings.Contains(p.stderr.String(), "root user created") {
+		t.Fatalf("banner lacks the login hint:\n%s", p.stderr)
+	}
+	if _, _, err := net.SplitHostPort(p.addr); err != nil {
+		t.Fatalf("address %q: %v", p.addr, err)
+	}
+	for _, name := range []string{"runtime/current_config.toml", "state/log", "metadata/journal.wal", "logs/strata-server.log"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	current, err := os.ReadFile(filepath.Join(dir, "runtime", "current_config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(current), p.addr) {
+		t.Fatalf("current_config.toml lacks the bound address %s:\n%s", p.addr, current)
+	}
+	p.terminate(t)
+}
+
+// TestBadConfigStopsWithTheKey checks that a bad value names its key.
+func TestBadConfigStopsWithTheKey(t *testing.T) {
+	cmd := exec.Command(serverBinary)
+	cmd.Env = append(os.Environ(), "STRATA_SYSTEM_PATH="+t.TempDir(), "STRATA_SYSTEM_IO_ENGINE=warp")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("server accepted a bad engine:\n%s", out)
+	}
+	if !strings.Contains(string(out), "system.io.engine") {
+		t.Fatalf("error does not name the key:\n%s", out)
+	}
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// Transport codes reported in ClientInfo (PROTOCOL.md §4.11.9).
+const (
+	transportTCP       = 1
+	transportQUIC      = 2
+	transportWebSocket = 4
+)
+
+// Connection buffer sizes.
+const (
+	connReadBufferBytes  = 64 << 10
+	connFrameBufferBytes = 64 << 10
+	// connFrameBufferKeepMax is the largest frame buffer a connection
+	// keeps between requests; larger frames allocate each time.
+	connFrameBufferKeepMax = 8 << 20
+	// connWriteTimeout bounds a reply write to a client that stopped
+	// reading.
+	connWriteTimeout = 30 * time.Second
+)
+
+// userIDNone is the ClientInfo user id of a connection that is not bound.
+const userIDNone = 0xFFFFFFFF
+
+// connection is one client connection's server-side state. Its fields
+// below mu are read by other goroutines (GetClients) and change on login
+// and logout.
+type connection struct {
+	id        uint32
+	transport uint8
+	address   string
+	netConn   net.Conn
+
+	mu sync.Mutex
+	// Invariant: bound implies userID is a valid user and session > 0.
+	bound   bool
+	userID  uint32
+	client  wire.Uint128
+	session uint64
+	// lastSeen is when the connection last sent a request.
+	lastSeen time.Time
+
+	// scratch is the reply body buffer, reused across requests; only the
+	// connection's own goroutine touches it.
+	scratch []byte
+	// out is the reply frame buffer, reused across requests.
+	out []byte
+}
+
+// binding returns a consistent copy of the connection's session binding.
+func (c *connection) binding() (bound bool, userID uint32, client wire.Uint128, session uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bound, c.userID, c.client, c.session
+}
+
+// bind attaches a committed session to the connection.
+func (c *connection) bind(userID uint32, client wire.Uint128, session uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bound, c.userID, c.client, c.session = true, userID, client, session
+}
+
+// unbind returns the connection to the Connected state.
+func (c *connection) unbind() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bound, c.userID, c.client, c.session = false, 0, wire.Uint128{}, 0
+}
+
+// response is what a handler decided to send back for one request.
+type response struct {
+	// drop sends nothing (the reference server's silent drop).
+	drop bool
+	// evict sends an Eviction frame with this reason instead of a reply.
+	evict wire.EvictionReason
+	// status, when non-zero, denies the request with an empty body.
+	status wire.ErrorCode
+	// operation overrides the reply operation (0: the request's).
+	operation wire.Operation
+	// body is the reply body (already result-framed where required).
+	body []byte
+	// op and commit fill the informational reply fields.
+	op, commit uint64
+}
+
+// deny returns a pre-commit denial with an empty body.
+func deny(code wire.ErrorCode) response { return response{status: code} }
+
+// serveConn runs one client connection until it closes or the server
+// shuts down. Frames are processed in order, one at a time.
+func (s *Server) serveConn(nc net.Conn, transport uint8) {
+	c := &connection{
+		id:        s.nextConnID.Add(1),
+		transport: transport,
+		address:   nc.RemoteAddr().String(),
+		netConn:   nc,
+		lastSeen:  time.Now(),
+	}
+	s.addConn(c)
+	defer s.removeConn(c)
+	defer nc.Close()
+
+	reader := bufio.NewReaderSize(nc, connReadBufferBytes)
+	frame := make([]byte, connFrameBufferBytes)
+	for {
+		header, body, err := wire.ReadFrameLimit(reader, frame, s.cfg.MessageBus.MaxMessageSize)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("closing connection", zap.Uint32("connection", c.id), zap.String("address", c.address), zap.Error(err))
+			}
+			return
+		}
+		if n := len(header) + len(body); n > cap(frame) && n <= connFrameBufferKeepMax {
+			// The reader allocated for this frame; keep a buffer that
+			// fits frames of this size from now on.
+			frame = make([]byte, n)
+		}
+		out, keep := s.handleFrame(c, header, body)
+		if !keep {
+			return
+		}
+		if out == nil {
+			continue
+		}
+		_ = nc.SetWriteDeadline(time.Now().Add(connWriteTimeout))
+		if _, err := nc.Write(out); err != nil {
+			s.log.Debug("write failed", zap.Uint32("connection", c.id), zap.Error(err))
+			return
+		}
+	}
+}
+
+// handleFrame processes one frame and returns the bytes to write (nil for
+// none) and whether to keep the connection open.
+func (s *Server) handleFrame(c *connection, header, body []byte) ([]byte, bool) {
+	if wire.PeekCommand(header) != wire.CommandRequest {
+		// A defined non-Request command from a client is ignored.
+		return nil, true
+	}
+	var h wire.RequestHeader
+	if err := h.Decode(header); err != nil {
+		return nil, true
+	}
+	if err := wire.ValidateRequest(&h); err != nil {
+		return nil, true
+	}
+	c.mu.Lock()
+	c.lastSeen = time.Now()
+	c.mu.Unlock()
+	s.metrics.requests.Inc()
+	r := s.dispatch(c, &h, body)
+	return c.encode(&h, r), true
+}
+
+// encode renders a response as a Reply or Eviction frame in c.out.
+func (c *connection) encode(h *wire.RequestHeader, r response) []byte {
+	if r.drop {
+		return nil
+	}
+	if r.evict != 0 {
+		eviction := wire.EvictionHeader{Client: h.Client, Reason: r.evict}
+		if r.evict == wire.EvictIncompatibleProtocol {
+			eviction.ServerProtocolVersion = wire.ProtocolVersionMax
+			eviction.ServerProtocolVersionMin = wire.ProtocolVersionMin
+		}
+		var b [wire.HeaderSize]byte
+		eviction.Encode(&b)
+		c.out = append(c.out[:0], b[:]...)
+		return c.out
+	}
+	operation := h.Operation
+	if r.operation != 0 {
+		operation = r.operation
+	}
+	body := r.body
+	if r.status != wire.ErrorCodeOK {
+		body = nil
+	}
+	reply := wire.ReplyHeader{
+		RequestChecksum: h.RequestChecksum,
+		Client:          h.Client,
+		Op:              r.op,
+		Commit:          r.commit,
+		Timestamp:       h.Timestamp,
+		Request:         h.Request,
+		Operation:       operation,
+		Status:          r.status,
+	}
+	out, err := wire.AppendReplyFrame(c.out[:0], &reply, body)
+	if err != nil {
+		// The body exceeds the frame limit: answer with a denial instead.
+		reply.Status = wire.ErrorCode(wire.ErrCannotSerializeResource)
+		out, _ = wire.AppendReplyFrame(c.out[:0], &reply, nil)
+	}
+	c.out = out
+	return out
+}

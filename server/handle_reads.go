@@ -1,0 +1,222 @@
+package server
+
+import (
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
+)
+
+// topicCounters are a topic's totals over its partitions.
+type topicCounters struct {
+	sizeBytes, messages uint64
+}
+
+// partitionRecord builds the §4.11.3 record of one partition.
+func (s *Server) partitionRecord(streamID, topicID uint32, p metadata.Partition) wire.Partition {
+	record := wire.Partition{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: 1}
+	if rt, ok := s.parts.get(partKey{streamID, topicID, p.ID}); ok {
+		current, messages, size, segments := rt.stats()
+		record.CurrentOffset, record.MessagesCount, record.SizeBytes = current, messages, size
+		record.SegmentsCount = uint32(max(segments, 1))
+	}
+	return record
+}
+
+// topicDetails builds the TopicDetails record of t; the caller holds the
+// metadata lock.
+func (s *Server) topicDetails(t *metadata.Topic) wire.TopicDetails {
+	details := wire.TopicDetails{TopicHeader: s.topicHeaderBase(t)}
+	for _, p := range t.Partitions {
+		record := s.partitionRecord(t.StreamID, t.ID, p)
+		details.SizeBytes += record.SizeBytes
+		details.MessagesCount += record.MessagesCount
+		details.Partitions = append(details.Partitions, record)
+	}
+	return details
+}
+
+// topicHeader builds the TopicHeader of t with its counters.
+func (s *Server) topicHeader(t *metadata.Topic) wire.TopicHeader {
+	return s.topicDetails(t).TopicHeader
+}
+
+// topicHeaderBase fills the fields of a TopicHeader that metadata holds.
+func (s *Server) topicHeaderBase(t *metadata.Topic) wire.TopicHeader {
+	explicit, _ := wire.ParseOptions(t.ExplicitOptions)
+	derived, _ := wire.ParseOptions(t.DerivedOptions)
+	return wire.TopicHeader{
+		ID:                   t.ID,
+		CreatedAt:            t.CreatedAt,
+		PartitionsCount:      uint32(len(t.Partitions)),
+		MessageExpiry:        t.Options.MessageExpiryMicros,
+		CompressionAlgorithm: t.Options.CompressionAlgorithm,
+		MaxTopicSize:         t.Options.MaxTopicSizeBytes,
+		Name:                 t.Name,
+		Options:              explicit,
+		Derived:              derived,
+	}
+}
+
+// streamRecord builds the Stream record of st with its counters; the
+// caller holds the metadata lock.
+func (s *Server) streamDetails(st *metadata.Stream) wire.StreamDetails {
+	details := wire.StreamDetails{Stream: wire.Stream{ID: st.ID, CreatedAt: st.CreatedAt, Name: st.Name}}
+	for _, t := range st.Topics() {
+		header := s.topicHeader(t)
+		details.SizeBytes += header.SizeBytes
+		details.MessagesCount += header.MessagesCount
+		details.Topics = append(details.Topics, header)
+	}
+	details.TopicsCount = uint32(len(details.Topics))
+	return details
+}
+
+// readDenied reports whether userID may not run a read guarded by rule.
+func (s *Server) encodeOr3(body []byte, err error) response {
+	if err != nil {
+		return deny(wire.ErrCannotSerializeResource)
+	}
+	return response{body: body}
+}
+
+// handleGetStream runs GetStream (200).
+func (s *Server) handleGetStream(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	r := reader{buf: body}
+	id := r.identifier()
+	if r.done() != nil {
+		return deny(wire.ErrInvalidCommand)
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	st := s.meta.machine.Stream(id)
+	if st == nil {
+		return response{}
+	}
+	if !s.meta.machine.CanReadStream(userID, st.ID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	details := s.streamDetails(st)
+	return s.encodeOr3(details.AppendTo(c.scratch[:0]))
+}
+
+// handleGetStreams runs GetStreams (201).
+func (s *Server) handleGetStreams(c *connection) response {
+	_, userID, _, _ := c.binding()
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	if !s.meta.machine.CanReadStreams(userID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	var streams []wire.Stream
+	for _, st := range s.meta.machine.Streams() {
+		streams = append(streams, s.streamDetails(st).Stream)
+	}
+	return s.encodeOr3(wire.AppendStreams(c.scratch[:0], streams))
+}
+
+// handleGetTopic runs GetTopic (300).
+func (s *Server) handleGetTopic(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	r := reader{buf: body}
+	stream, topic := r.identifier(), r.identifier()
+	if r.done() != nil {
+		return deny(wire.ErrInvalidCommand)
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	_, t, code := s.meta.machine.ResolveTopic(stream, topic)
+	if code != metadata.CodeOK {
+		return response{}
+	}
+	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	details := s.topicDetails(t)
+	return s.encodeOr3(details.AppendTo(c.scratch[:0]))
+}
+
+// handleGetTopics runs GetTopics (301): `[count u32]` + headers.
+func (s *Server) handleGetTopics(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	r := reader{buf: body}
+	stream := r.identifier()
+	if r.done() != nil {
+		return deny(wire.ErrInvalidCommand)
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	st := s.meta.machine.Stream(stream)
+	if st == nil {
+		return s.encodeOr3(wire.AppendTopicList(c.scratch[:0], nil))
+	}
+	if !s.meta.machine.CanReadTopics(userID, st.ID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	var headers []wire.TopicHeader
+	for _, t := range st.Topics() {
+		headers = append(headers, s.topicHeader(t))
+	}
+	return s.encodeOr3(wire.AppendTopicList(c.scratch[:0], headers))
+}
+
+// userRecord builds the User record of u.
+func userRecord(u *metadata.User) wire.User {
+	opts, _ := wire.ParseOptions(u.Options)
+	return wire.User{ID: u.ID, CreatedAt: u.CreatedAt, Status: wire.UserStatus(u.Status), Username: u.Username, Options: opts}
+}
+
+// handleGetUser runs GetUser (31).
+func (s *Server) handleGetUser(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	r := reader{buf: body}
+	id := r.identifier()
+	if r.done() != nil {
+		return deny(wire.ErrInvalidCommand)
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	if !s.meta.machine.CanReadUsers(userID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	u := s.meta.machine.User(id)
+	if u == nil {
+		return response{}
+	}
+	details := wire.UserDetails{User: userRecord(u)}
+	if u.Permissions != nil {
+		perms, err := wire.DecodePermissions(u.Permissions.Encode(nil))
+		if err != nil {
+			return deny(wire.ErrCannotSerializeResource)
+		}
+		details.Permissions = &perms
+	}
+	return s.encodeOr3(details.AppendTo(c.scratch[:0]))
+}
+
+// handleGetUsers runs GetUsers (32).
+func (s *Server) handleGetUsers(c *connection) response {
+	_, userID, _, _ := c.binding()
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	if !s.meta.machine.CanReadUsers(userID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	var users []wire.User
+	for _, u := range s.meta.machine.Users() {
+		users = append(users, userRecord(u))
+	}
+	return s.encodeOr3(wire.AppendUsers(c.scratch[:0], users))
+}
+
+// handleGetPersonalAccessTokens runs GetPersonalAccessTokens (41): the
+// caller's own tokens.
+func (s *Server) handleGetPersonalAccessTokens(c *connection) response {
+	_, userID, _, _ := c.binding()
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	var tokens []wire.PersonalAccessTokenInfo
+	for _, t := range s.meta.machine.Tokens(userID) {
+		tokens = append(tokens, wire.PersonalAccessTokenInfo{Name: t.Name, ExpiryAt: t.ExpiryAt})
+	}
+	return s.encodeOr3(wire.AppendPersonalAccessTokens(c.scratch[:0], tokens))
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
+)
+
+// loginBody is a decoded Register body (PROTOCOL.md §2.3).
+type loginBody struct {
+	protocolVersion uint32
+	sdkName         string
+	sdkVersion      string
+	// password shape
+	passwordShape bool
+	username      string
+	password      string
+	// token shape
+	tokenShape bool
+	token      string
+}
+
+// decodeLogin decodes the version prefix and then tries the
+// username/password shape and the token shape of the tail; ok is false when
+// the prefix does not decode.
+func decodeLogin(body []byte) (login loginBody, ok bool) {
+	r := reader{buf: body}
+	login.protocolVersion = r.u32()
+	login.sdkName = r.name()
+	login.sdkVersion = r.name()
+	if r.err != nil {
+		return login, false
+	}
+	tail := r.rest()
+	pw := reader{buf: tail}
+	login.username = pw.name()
+	login.password = pw.shortText()
+	pw.utf8(int(pw.u32()))
+	login.passwordShape = pw.err == nil
+	tk := reader{buf: tail}
+	login.token = tk.shortText()
+	tk.utf8(int(tk.u32()))
+	login.tokenShape = tk.err == nil
+	return login, true
+}
+
+// handleRegister runs the login flow of §2.3.
+func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byte) response {
+	login, ok := decodeLogin(body)
+	if !ok {
+		return response{evict: wire.EvictMalformedLogin}
+	}
+	if !wire.AcceptsProtocolVersion(login.protocolVersion) {
+		return response{evict: wire.EvictIncompatibleProtocol}
+	}
+	userID, reason := s.authenticate(login)
+	if reason != 0 {
+		s.log.Info("login rejected", zap.String("address", c.address), zap.Stringer("reason", reason))
+		return response{evict: reason}
+	}
+	if bound, boundUser, _, session := c.binding(); bound {
+		// Already bound: reply with the existing session, commit nothing.
+		return response{body: registerReply(boundUser, session), op: session}
+	}
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	if entry, exists := s.meta.sessions.lookup(h.Client); exists && entry.userID != userID {
+		return response{evict: wire.EvictSessionError}
+	}
+	op, _, err := s.meta.submitLocked(uint8(wire.OpRegister), encodeSessionOp(h.Client, userID))
+	if err != nil {
+		return response{body: resultCode(wire.ErrTransientNotCommitted)}
+	}
+	s.meta.sessions.register(h.Client, userID, op, c)
+	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user", userID), zap.Uint64("session", op))
+	return response{body: registerReply(userID, op), op: op, commit: op}
+}
+
+// authenticate checks a login's credentials: the password shape first,
+// then the token shape. It returns the user id, or the eviction reason.
+func (s *Server) authenticate(login loginBody) (uint32, wire.EvictionReason) {
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	credentialsRejected := false
+	if login.passwordShape {
+		n, p := len(login.username), len(login.password)
+		user := s.meta.machine.UserByName(login.username)
+		switch {
+		case n < usernameLengthMin || n > usernameLengthMax || p < passwordLengthMin || p > passwordLengthMax:
+			credentialsRejected = true
+		case user == nil || user.Status != metadata.UserStatusActive || !CheckPassword(user.PasswordHash, login.password):
+			credentialsRejected = true
+		default:
+			return user.ID, 0
+		}
+	}
+	if login.tokenShape && login.token != "" {
+		user, token := s.meta.machine.TokenByHash(TokenHash(login.token))
+		switch {
+		case user == nil:
+		case token.ExpiryAt != 0 && token.ExpiryAt <= s.nowMicros():
+			return 0, wire.EvictInvalidToken
+		case user.Status != metadata.UserStatusActive:
+			return 0, wire.EvictUserInactive
+		default:
+			return user.ID, 0
+		}
+		if !credentialsRejected {
+			return 0, wire.EvictInvalidToken
+		}
+	}
+	if credentialsRejected {
+		return 0, wire.EvictInvalidCredentials
+	}
+	return 0, wire.EvictMalformedLogin
+}
+
+// registerReply is the result-framed Register success body.
+func registerReply(userID uint32, session uint64) []byte {
+	b := make([]byte, 0, 21+len(wire.ServerVersion))
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, userID)
+	b = binary.LittleEndian.AppendUint64(b, session)
+	b = binary.LittleEndian.AppendUint32(b, wire.ProtocolVersion)
+	b = append(b, byte(len(wire.ServerVersion)))
+	return append(b, wire.ServerVersion...)
+}
+
+// resultCode is a result section carrying one error code (§4.9).
+func resultCode(code wire.ErrorCode) []byte {
+	b := make([]byte, 12)
+	binary.LittleEndian.PutUint32(b[0:], 1)
+	binary.LittleEndian.PutUint32(b[8:], uint32(code))
+	return b
+}
+
+// handleLogout ends the connection's session (§2.4); an unbound
+// connection gets the same empty success.
+func (s *Server) handleLogout(c *connection, h *wire.RequestHeader) response {
+	bound, userID, client, _ := c.binding()
+	if !bound {
+		return response{}
+	}
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	op, _, err := s.meta.submitLocked(uint8(wire.OpLogout), encodeSessionOp(client, userID))
+	if err != nil {
+		return deny(wire.ErrTransientNotCommitted)
+	}
+	s.meta.sessions.logout(client)
+	c.unbind()
+	return response{op: op, commit: op}
+}
+
+// bootstrapRoot creates the root user on the first boot (no user exists).
+func (s *Server) bootstrapRoot(root RootCredentials) error {
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	if len(s.meta.machine.Users()) > 0 {
+		if root.Username != "" {
+			s.loginHint = "log in as the existing root user (root credentials apply only at the first boot)"
+		}
+		return nil
+	}
+	username, password := root.Username, root.Password
+	generated := false
+	if username == "" {
+		username = "iggy"
+	}
+	if password == "" {
+		var err error
+		if password, err = RandomPassword(); err != nil {
+			return err
+		}
+		generated = true
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.meta.submitLocked(metadata.OperationCreateUser, metadata.BootstrapRoot(username, hash, rootPermissions())); err != nil {
+		return fmt.Errorf("create root user: %w", err)
+	}
+	if generated {
+		s.loginHint = fmt.Sprintf("root user created: username %q, password %q (shown once; set STRATA_ROOT_PASSWORD to choose it)", username, password)
+	} else {
+		s.loginHint = fmt.Sprintf("root user created: username %q (log in with strata --username %s --password ...)", username, username)
+	}
+	s.log.Info("root user created", zap.String("username", username), zap.Bool("generated_password", generated))
+	return nil
+}
+
+// rootPermissions are the root user's displayed permissions: every global
+// right (root bypasses every check regardless).
+func rootPermissions() *metadata.Permissions {
+	return &metadata.Permissions{Global: metadata.GlobalPermissions{
+		ManageServers: true, ReadServers: true, ManageUsers: true, ReadUsers: true,
+		ManageStreams: true, ReadStreams: true, ManageTopics: true, ReadTopics: true,
+		PollMessages: true, SendMessages: true,
+	}}
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// clientInfo builds the ClientInfo record of a connection.
+func clientInfo(c *connection) wire.ClientInfo {
+	bound, userID, _, _ := c.binding()
+	info := wire.ClientInfo{ClientID: c.id, UserID: wire.UserIDNone, Transport: c.transport, Address: c.address}
+	if bound {
+		info.UserID = userID
+	}
+	return info
+}
+
+// handleGetMe runs GetMe (20).
+func (s *Server) handleGetMe(c *connection) response {
+	details := wire.ClientDetails{ClientInfo: clientInfo(c)}
+	return response{body: details.AppendTo(c.scratch[:0])}
+}
+
+// handleGetClient runs GetClient (21).
+func (s *Server) handleGetClient(c *connection, body []byte) response {
+	r := reader{buf: body}
+	id := r.u32()
+	if r.done() != nil {
+		return response{}
+	}
+	if !s.canReadServers(c) {
+		return deny(wire.ErrUnauthorized)
+	}
+	for _, other := range s.connectionsSnapshot() {
+		if other.id == id {
+			details := wire.ClientDetails{ClientInfo: clientInfo(other)}
+			return response{body: details.AppendTo(c.scratch[:0])}
+		}
+	}
+	return response{}
+}
+
+// handleGetClients runs GetClients (22).
+func (s *Server) handleGetClients(c *connection) response {
+	if !s.canReadServers(c) {
+		return deny(wire.ErrUnauthorized)
+	}
+	var infos []wire.ClientInfo
+	for _, other := range s.connectionsSnapshot() {
+		infos = append(infos, clientInfo(other))
+	}
+	return response{body: wire.AppendClients(c.scratch[:0], infos)}
+}
+
+// canReadServers checks read_servers / manage_servers for the caller.
+func (s *Server) canReadServers(c *connection) bool {
+	_, userID, _, _ := c.binding()
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	return s.meta.machine.CanReadServers(userID)
+}
+
+// handleGetClusterMetadata runs GetClusterMetadata (12): a single node that
+// is its own leader.
+func (s *Server) handleGetClusterMetadata(c *connection) response {
+	node := wire.ClusterNode{Name: wire.SingleNodeName, IP: "127.0.0.1", Role: 0, Status: 0}
+	if addr, ok := s.TCPAddr().(*net.TCPAddr); ok && addr != nil {
+		node.IP = addr.IP.String()
+		node.TCPPort = uint16(addr.Port)
+	}
+	node.QUICPort = portOf(s.cfg.QUIC.Address)
+	node.HTTPPort = portOf(s.cfg.HTTP.Address)
+	node.WebSocketPort = portOf(s.cfg.WebSocket.Address)
+	meta := wire.ClusterMetadata{Name: wire.SingleNodeClusterName, Nodes: []wire.ClusterNode{node}}
+	return response{body: meta.AppendTo(c.scratch[:0])}
+}
+
+// portOf returns the port of a host:port address, 0 when it has none.
+func portOf(address string) uint16 {
+	_, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint16(n)
+}
+
+// handleDescribeOptions runs DescribeOptions (13).
+func (s *Server) handleDescribeOptions(body []byte) response {
+	r := reader{buf: body}
+	scope := wire.OptionScope(r.u8())
+	if r.done() != nil {
+		return deny(wire.ErrInvalidCommand)
+	}
+	var reply wire.DescribeOptionsReply
+	switch scope {
+	case wire.OptionScopeTopic:
+		reply.Descriptors = wire.TopicOptionDescriptorsWithExtensions()
+	case wire.OptionScopeStream, wire.OptionScopeUser:
+	default:
+		return deny(wire.ErrInvalidCommand)
+	}
+	out, err := reply.AppendTo(nil)
+	if err != nil {
+		return deny(wire.ErrCannotSerializeResource)
+	}
+	return response{body: out}
+}
+
+// handleGetStats runs GetStats (10).
+func (s *Server) handleGetStats(c *connection) response {
+	if !s.canReadServers(c) {
+		return deny(wire.ErrUnauthorized)
+	}
+	stats := s.collectStats()
+	return response{body: stats.AppendTo(c.scratch[:0])}
+}
+
+// collectStats gathers the Stats record: process, host and broker figures.
+func (s *Server) collectStats() wire.Stats {
+	now := s.now()
+	st := wire.Stats{
+		ProcessID:     uint32(os.Getpid()),
+		RunTime:       uint64(now.Sub(s.startedAt).Microseconds()),
+		StartTime:     uint64(s.startedAt.UnixMicro()),
+		ServerVersion: wire.ServerVersion,
+		ServerSemver:  wire.ServerSemver,
+		OSName:        runtime.GOOS,
+	}
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	st.MemoryUsage = mem.Sys
+	fillHostStats(&st, s.cfg.System.Path, now.Sub(s.startedAt))
+	s.meta.mu.RLock()
+	streams, topics, partitions := s.meta.machine.Counts()
+	s.meta.mu.RUnlock()
+	st.StreamsCount, st.TopicsCount, st.PartitionsCount = uint32(streams), uint32(topics), uint32(partitions)
+	for _, p := range s.parts.all() {
+		_, messages, size, segments := p.stats()
+		st.MessagesCount += messages
+		st.MessagesSizeBytes += size
+		st.SegmentsCount += uint32(segments)
+	}
+	st.ClientsCount = uint32(len(s.connectionsSnapshot()))
+	st.WrittenBytes = uint64(metricValue(s.metrics.bytesSent))
+	return st
+}
+
+// endSessionsOfUser unbinds every connection of a deleted user. The caller
+// holds the metadata lock.
+func (s *Server) endSessionsOfUser(userID uint32) {
+	for _, c := range s.connectionsSnapshot() {
+		if bound, uid, client, _ := c.binding(); bound && uid == userID {
+			s.meta.sessions.logout(client)
+			c.unbind()
+		}
+	}
+}

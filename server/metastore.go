@@ -1,0 +1,147 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
+)
+
+// errStorage wraps a failure to make a metadata operation durable. The
+// operation's outcome is unknown to the client, and the server stops
+// accepting metadata writes (the journal may hold a torn entry).
+var errStorage = errors.New("metadata storage failed")
+
+// sessionOp is the body of a Register or Logout journal entry: the client
+// id and the user id.
+const sessionOpBytes = 16 + 4
+
+// metaStore is the single-node sequencer of the metadata plane: it
+// numbers and timestamps each operation, makes it durable in
+// metadata/journal.wal, applies it to the metadata state machine and
+// carries out the effects on disk. One lock serialises writes; reads take
+// it shared.
+type metaStore struct {
+	s *Server
+
+	mu       sync.RWMutex
+	machine  *metadata.Machine
+	journal  *metaJournal
+	sessions *sessionTable
+	// lastOp and lastTimestamp are the latest sequenced operation.
+	lastOp        uint64
+	lastTimestamp uint64
+	// failed is set when a journal write failed; later writes are refused.
+	failed error
+}
+
+// openMetaStore recovers the metadata: snapshot, then the journal's
+// entries after it, each applied in order.
+func openMetaStore(s *Server) (*metaStore, error) {
+	m := &metaStore{
+		s:        s,
+		machine:  metadata.New(),
+		sessions: newSessionTable(int(s.cfg.Metadata.ClientsTableMax)),
+	}
+	journal, err := openMetaJournal(s, m)
+	if err != nil {
+		return nil, err
+	}
+	m.journal = journal
+	return m, nil
+}
+
+// restore installs a checkpoint found at open.
+func (m *metaStore) restore(op uint64, state []byte) error {
+	if err := m.machine.Restore(state); err != nil {
+		return fmt.Errorf("restore metadata snapshot: %w", err)
+	}
+	m.lastOp = op
+	return nil
+}
+
+// replay re-applies one journal entry found at open. Effects on disk are
+// not carried out here: the partition set reconciles the disk with the
+// final state after the replay.
+func (m *metaStore) replay(op, timestamp uint64, operation uint8, body []byte) error {
+	if op != m.lastOp+1 {
+		return fmt.Errorf("%w: metadata journal jumps from op %d to %d", errStorage, m.lastOp, op)
+	}
+	m.lastOp, m.lastTimestamp = op, timestamp
+	switch wire.Operation(operation) {
+	case wire.OpRegister, wire.OpLogout:
+		// Sessions belong to connections, which did not survive the restart.
+		return nil
+	}
+	m.machine.Apply(op, timestamp, operation, body)
+	for _, effect := range m.machine.TakeEffects() {
+		if err := m.s.parts.applyEffect(effect, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// submitLocked sequences one operation: journal (synced), apply, effects.
+// The caller holds m.mu for writing.
+func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply []byte, err error) {
+	if m.failed != nil {
+		return 0, nil, m.failed
+	}
+	op = m.lastOp + 1
+	timestamp := m.s.nowMicros()
+	if timestamp <= m.lastTimestamp {
+		timestamp = m.lastTimestamp + 1
+	}
+	if err := m.journal.append(op, timestamp, operation, body); err != nil {
+		m.failed = fmt.Errorf("%w: %v", errStorage, err)
+		m.s.log.Error("metadata journal write failed; metadata writes are refused until restart", zap.Error(err))
+		return 0, nil, m.failed
+	}
+	m.lastOp, m.lastTimestamp = op, timestamp
+	m.s.metrics.metadataOps.Inc()
+	switch wire.Operation(operation) {
+	case wire.OpRegister, wire.OpLogout:
+		return op, nil, nil
+	}
+	reply = m.machine.Apply(op, timestamp, operation, body)
+	for _, effect := range m.machine.TakeEffects() {
+		if err := m.s.parts.applyEffect(effect, op); err != nil {
+			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
+		}
+	}
+	if m.journal.needsCheckpoint() {
+		if err := m.journal.checkpoint(op, m.machine.Checkpoint()); err != nil {
+			m.s.log.Error("metadata checkpoint failed", zap.Error(err))
+		}
+	}
+	return op, reply, nil
+}
+
+// encodeSessionOp builds the body of a Register or Logout entry.
+func encodeSessionOp(client wire.Uint128, userID uint32) []byte {
+	b := make([]byte, sessionOpBytes)
+	binary.LittleEndian.PutUint64(b[0:], client.Lo)
+	binary.LittleEndian.PutUint64(b[8:], client.Hi)
+	binary.LittleEndian.PutUint32(b[16:], userID)
+	return b
+}
+
+// close closes the journal.
+func (m *metaStore) close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.journal.close()
+}
+
+// releaseSession ends the session of a closed connection.
+func (m *metaStore) releaseSession(client wire.Uint128, connID uint32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions.releaseLocked(client, connID)
+}

@@ -1,0 +1,362 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
+	"github.com/stratabroker/strata/server/partition"
+	"github.com/stratabroker/strata/storage"
+)
+
+// errFenced reports a partition that stopped serving after a storage
+// failure or unrepairable corruption.
+var errFenced = errors.New("partition fenced")
+
+// pollBytesMax bounds the records one poll returns, so the reply fits the
+// 64 MiB frame limit with room for the header.
+const pollBytesMax = wire.MaxFrameSize - 1<<20
+
+// partitionRuntime is one partition: its deterministic state machine, its
+// segment log and consumer offsets on disk, and the local sequencer that
+// numbers its operations. mu guards everything below it.
+type partitionRuntime struct {
+	s   *Server
+	key partKey
+	dir string
+
+	// group makes appended data durable with shared syncs (persisted
+	// topics); its sync function takes mu.
+	group *groupSync
+
+	mu      sync.Mutex
+	machine *partition.Machine
+	log     *storage.Log
+	sb      storage.PartitionSuperblock
+	// persisted: sends are synced before the reply; offsetsPersisted:
+	// explicit offset writes are synced before the reply.
+	persisted        bool
+	offsetsPersisted bool
+	// op numbers this partition's operations (local sequencer).
+	op uint64
+	// flushBuf gathers the unflushed batches into one write.
+	flushBuf []byte
+	// fenced is set after a storage failure; the partition refuses writes.
+	fenced error
+}
+
+// openPartition opens and recovers a partition directory.
+func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
+	opts := topic.Options
+	log, report, err := storage.OpenLog(s.fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes)})
+	if err != nil {
+		return nil, fmt.Errorf("open partition %s: %w", dir, err)
+	}
+	p := &partitionRuntime{s: s, key: k, dir: dir, log: log, sb: sb}
+	p.group = newGroupSync(p.syncLog)
+	p.persisted = opts.Durability == metadata.DurabilityPersisted || opts.EnforceFsync || s.cfg.System.Partition.EnforceFsync
+	p.offsetsPersisted = opts.ConsumerOffsetDurability == metadata.DurabilityPersisted
+	for _, t := range report.Truncations {
+		s.metrics.recoveredTornOff.Add(float64(t.BytesDropped))
+		s.log.Warn("recovered a torn segment tail: dropped bytes and messages",
+			zap.String("file", t.File), zap.Int64("position", t.Position),
+			zap.Int64("bytes_dropped", t.BytesDropped), zap.Uint64("messages_dropped", t.MessagesDropped),
+			zap.String("reason", t.Reason))
+	}
+	for _, index := range report.IndexesRebuilt {
+		s.log.Warn("rebuilt a segment index from its log", zap.String("file", index))
+	}
+	if c := log.Fenced(); c != nil {
+		p.fenced = fmt.Errorf("%w: %s at byte %d (offset %d): %v", errFenced, c.File, c.Position, c.Offset, c.Err)
+		s.log.Error("partition fenced: corrupt data in the middle of the log is not served", zap.String("partition", dir), zap.Error(p.fenced))
+	}
+	offsets, invalid, err := storage.LoadConsumerOffsets(s.fs, dir)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("load offsets of %s: %w", dir, err), log.Close())
+	}
+	for _, bad := range invalid {
+		s.log.Warn("ignoring an unreadable consumer offset file", zap.String("file", bad.File), zap.Error(bad.Err))
+	}
+	stats := log.Stats()
+	recovered := partition.RecoveredState{NextOffset: stats.NextOffset, MessagesCount: stats.Messages, SizeBytes: uint64(stats.Bytes)}
+	for _, o := range offsets {
+		recovered.Offsets = append(recovered.Offsets, partition.StoredOffset{Key: partition.ConsumerKey{Kind: uint8(o.Kind), ID: o.ID}, Offset: o.Offset})
+	}
+	cfg := partition.Config{
+		StreamID: k.stream, TopicID: k.topic, PartitionID: k.partition,
+		MessagesRequiredToSave:            opts.MessagesRequiredToSave,
+		SizeOfMessagesRequiredToSaveBytes: opts.SizeOfMessagesRequiredToSaveBytes,
+	}
+	machine, err := partition.Recover(cfg, recovered)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
+	}
+	p.machine = machine
+	return p, nil
+}
+
+// syncLog makes the log durable; it is the group commit's sync.
+func (p *partitionRuntime) syncLog() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.s.metrics.partitionSyncs.Inc()
+	if err := p.log.Sync(); err != nil {
+		p.fence(err)
+		return err
+	}
+	return nil
+}
+
+// fence stops the partition after a storage failure. The caller holds mu.
+func (p *partitionRuntime) fence(err error) {
+	if p.fenced == nil {
+		p.fenced = fmt.Errorf("%w: %v", errFenced, err)
+		p.s.log.Error("partition fenced after a storage failure", zap.String("partition", p.dir), zap.Error(err))
+	}
+}
+
+// send appends one validated batch and returns the raw send reply. For a
+// persisted topic it returns only after the batch is durable.
+func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
+	p.mu.Lock()
+	if p.fenced != nil {
+		p.mu.Unlock()
+		return nil, wire.ErrCannotAppendMessage
+	}
+	p.op++
+	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, partition.EncodeSendMessages(env, batch))
+	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
+		p.mu.Unlock()
+		return nil, wire.ErrInvalidMessagesCount
+	}
+	p.s.metrics.messagesSent.Add(float64(wire.BatchView(batch).MessageCount()))
+	p.s.metrics.bytesSent.Add(float64(len(batch)))
+	if p.persisted || p.machine.FlushDue() {
+		if err := p.flushLocked(); err != nil {
+			p.mu.Unlock()
+			return nil, wire.ErrCannotSaveMessagesToSegment
+		}
+	}
+	if !p.persisted {
+		p.mu.Unlock()
+		return reply, wire.ErrorCodeOK
+	}
+	ticket := p.group.wrote()
+	p.mu.Unlock()
+	if err := p.group.wait(ticket); err != nil {
+		return nil, wire.ErrCannotSyncFile
+	}
+	return reply, wire.ErrorCodeOK
+}
+
+// flushLocked writes every unflushed batch to the log in one append. The
+// caller holds mu.
+func (p *partitionRuntime) flushLocked() error {
+	batches := p.machine.Unflushed()
+	if len(batches) == 0 {
+		return nil
+	}
+	p.flushBuf = p.flushBuf[:0]
+	for _, b := range batches {
+		p.flushBuf = append(p.flushBuf, b...)
+	}
+	last := batches[len(batches)-1]
+	view := wire.BatchView(last)
+	upto := view.BaseOffset() + uint64(view.MessageCount()) - 1
+	if err := p.log.Append(p.flushBuf); err != nil {
+		p.fence(err)
+		return err
+	}
+	p.machine.MarkFlushed(upto)
+	return nil
+}
+
+// poll appends the poll reply body (§6.6) for a plain consumer to dst.
+func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	current, _ := p.machine.CurrentOffset()
+	headerAt := len(dst)
+	dst = (&wire.PolledMessagesHeader{PartitionID: p.key.partition, CurrentOffset: current}).AppendTo(dst)
+	if p.fenced != nil && p.log.Fenced() != nil {
+		return dst[:headerAt], wire.ErrCannotReadMessage
+	}
+	start, byTimestamp, err := p.machine.StartOffset(strategy, value, count, consumer)
+	if err != nil {
+		return dst[:headerAt], wire.ErrInvalidCommand
+	}
+	if byTimestamp {
+		offset, found, err := p.log.FindByTimestamp(value)
+		if err != nil {
+			return dst[:headerAt], wire.ErrCannotReadMessage
+		}
+		if !found {
+			if offset, found = p.machine.UnflushedOffsetAtTimestamp(value); !found {
+				return dst, wire.ErrorCodeOK
+			}
+		}
+		start = offset
+	}
+	first, last, ok := p.machine.PollRange(start, count)
+	if !ok {
+		return dst, wire.ErrorCodeOK
+	}
+	want := uint32(last - first + 1)
+	unflushedFrom, hasUnflushed := p.machine.FirstUnflushedOffset()
+	if !hasUnflushed {
+		unflushedFrom = p.machine.NextOffset()
+	}
+	var got uint32
+	if first < unflushedFrom {
+		n := uint32(min(uint64(want), unflushedFrom-first))
+		var read uint32
+		dst, read, err = p.log.Read(dst, first, n, pollBytesMax)
+		if err != nil {
+			p.s.log.Error("poll read failed", zap.String("partition", p.dir), zap.Error(err))
+			if read == 0 {
+				return dst[:headerAt], wire.ErrCannotReadMessage
+			}
+		}
+		got += read
+		if read < n {
+			want = got
+		}
+	}
+	if got < want {
+		from := first + uint64(got)
+		for _, b := range p.machine.Unflushed() {
+			if got >= want || len(dst)-headerAt > pollBytesMax {
+				break
+			}
+			view := wire.BatchView(b)
+			end := view.BaseOffset() + uint64(view.MessageCount())
+			if end <= from {
+				continue
+			}
+			var sliced uint32
+			dst, sliced, err = wire.SliceBatch(dst, b, from, want-got)
+			if err != nil {
+				return dst[:headerAt], wire.ErrCannotReadMessage
+			}
+			got += sliced
+			from += uint64(sliced)
+		}
+	}
+	_ = (&wire.PolledMessagesHeader{PartitionID: p.key.partition, CurrentOffset: current, Count: got}).Encode(dst[headerAt:])
+	p.s.metrics.messagesPolled.Add(float64(got))
+	if autoCommit && got > 0 {
+		lastReturned := first + uint64(got) - 1
+		p.applyOffsetLocked(partition.StoreConsumerOffset{Consumer: consumer, Offset: lastReturned, Mode: partition.StoreAutoCommit}.Encode(partition.Envelope{}), partition.OperationStoreConsumerOffset, false)
+	}
+	return dst, wire.ErrorCodeOK
+}
+
+// applyOffset applies an explicit offset store or delete and returns its
+// result code.
+func (p *partitionRuntime) applyOffset(body []byte, operation uint8) wire.ErrorCode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.applyOffsetLocked(body, operation, p.offsetsPersisted)
+}
+
+// applyOffsetLocked applies an offset operation and writes its effects.
+func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durable bool) wire.ErrorCode {
+	p.op++
+	reply := p.machine.Apply(p.op, p.s.nowMicros(), operation, body)
+	for _, e := range p.machine.TakeEffects() {
+		var err error
+		switch e.Kind {
+		case partition.EffectOffsetStored:
+			err = storage.StoreConsumerOffset(p.s.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable)
+		case partition.EffectOffsetDeleted:
+			err = storage.DeleteConsumerOffset(p.s.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID)
+		}
+		if err != nil {
+			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
+			return wire.ErrCannotWriteToFile
+		}
+	}
+	_, code, err := wire.SplitResult(reply)
+	if err != nil {
+		return wire.ErrInvalidCommand
+	}
+	return code
+}
+
+// storedOffset returns a consumer's stored offset.
+func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	current, _ = p.machine.CurrentOffset()
+	stored, ok = p.machine.StoredOffset(consumer)
+	return stored, current, ok
+}
+
+// stats returns the partition's counters for records and stats.
+func (p *partitionRuntime) stats() (current uint64, messages uint64, sizeBytes uint64, segments int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	current, _ = p.machine.CurrentOffset()
+	return current, p.machine.MessagesCount(), p.machine.SizeBytes(), p.log.Stats().Segments
+}
+
+// purge empties the partition (segments and offsets) and records the purge
+// op in its superblock so a replay does not purge again.
+func (p *partitionRuntime) purge(op uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.log.Purge(); err != nil {
+		p.fence(err)
+		return fmt.Errorf("purge %s: %w", p.dir, err)
+	}
+	if err := storage.PurgeConsumerOffsets(p.s.fs, p.dir); err != nil {
+		return fmt.Errorf("purge offsets of %s: %w", p.dir, err)
+	}
+	p.machine.Purge()
+	p.sb.Sequence++
+	p.sb.PurgeGeneration = op
+	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
+	if err := storage.StorePartitionSuperblock(p.s.fs, p.dir, p.sb); err != nil {
+		return fmt.Errorf("partition superblock %s: %w", p.dir, err)
+	}
+	return nil
+}
+
+// deleteSegments removes the n oldest sealed segments.
+func (p *partitionRuntime) deleteSegments(n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.flushLocked(); err != nil {
+		return err
+	}
+	_, err := p.log.DeleteOldestSealed(n)
+	return err
+}
+
+// close flushes (when asked), syncs and closes the partition.
+func (p *partitionRuntime) close(flush bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	if flush && p.fenced == nil {
+		if err := p.flushLocked(); err != nil {
+			errs = append(errs, err)
+		} else if err := p.log.Sync(); err != nil {
+			errs = append(errs, err)
+		}
+		stats := p.log.Stats()
+		p.sb.Sequence++
+		p.sb.FirstOffset, p.sb.NextOffset = stats.FirstOffset, stats.NextOffset
+		if err := storage.StorePartitionSuperblock(p.s.fs, p.dir, p.sb); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := p.log.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

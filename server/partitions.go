@@ -1,0 +1,395 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/server/metadata"
+	"github.com/stratabroker/strata/storage"
+)
+
+// partKey names one partition.
+type partKey struct {
+	stream, topic, partition uint32
+}
+
+// topicKey names one topic.
+type topicKey struct {
+	stream, topic uint32
+}
+
+// partitionSet holds every partition's runtime. Its map is guarded by mu;
+// each runtime has its own lock for its data.
+type partitionSet struct {
+	s *Server
+
+	mu    sync.RWMutex
+	parts map[partKey]*partitionRuntime
+	// balanced is the round-robin counter of each topic's balanced sends.
+	balanced map[topicKey]*atomic.Uint32
+	// pendingPurge records, during the metadata replay at boot, the op of
+	// the latest purge of each partition; reconciliation applies it when
+	// the partition's superblock shows it was not carried out.
+	pendingPurge map[partKey]uint64
+	// replaying is true while the metadata journal is replayed at boot.
+	replaying bool
+}
+
+// newPartitionSet returns an empty set.
+func newPartitionSet(s *Server) *partitionSet {
+	return &partitionSet{
+		s:            s,
+		parts:        map[partKey]*partitionRuntime{},
+		balanced:     map[topicKey]*atomic.Uint32{},
+		pendingPurge: map[partKey]uint64{},
+		replaying:    true,
+	}
+}
+
+// streamDir, topicDir and partitionDir are the data directory layout of
+// DESIGN.md decision 8.
+func (ps *partitionSet) streamDir(stream uint32) string {
+	return path.Join(ps.s.cfg.System.Path, "streams", strconv.FormatUint(uint64(stream), 10))
+}
+
+func (ps *partitionSet) topicDir(stream, topic uint32) string {
+	return path.Join(ps.streamDir(stream), "topics", strconv.FormatUint(uint64(topic), 10))
+}
+
+func (ps *partitionSet) partitionDir(k partKey) string {
+	return path.Join(ps.topicDir(k.stream, k.topic), "partitions", strconv.FormatUint(uint64(k.partition), 10))
+}
+
+// get returns the runtime of a partition.
+func (ps *partitionSet) get(k partKey) (*partitionRuntime, bool) {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	p, ok := ps.parts[k]
+	return p, ok
+}
+
+// nextBalanced returns the next round-robin index for a topic.
+func (ps *partitionSet) nextBalanced(stream, topic uint32) uint32 {
+	k := topicKey{stream, topic}
+	ps.mu.RLock()
+	counter, ok := ps.balanced[k]
+	ps.mu.RUnlock()
+	if !ok {
+		ps.mu.Lock()
+		if counter, ok = ps.balanced[k]; !ok {
+			counter = &atomic.Uint32{}
+			ps.balanced[k] = counter
+		}
+		ps.mu.Unlock()
+	}
+	return counter.Add(1) - 1
+}
+
+// applyEffect carries out one effect of a committed metadata operation on
+// disk. The caller holds the metadata lock for writing, so the metadata
+// state is the one just produced by op.
+func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
+	if ps.replaying {
+		if e.Kind == metadata.EffectTopicPurged {
+			for _, id := range e.PartitionIDs {
+				ps.pendingPurge[partKey{e.StreamID, e.TopicID, id}] = op
+			}
+		}
+		return nil
+	}
+	switch e.Kind {
+	case metadata.EffectStreamCreated:
+		return ps.s.fs.MkdirAll(path.Join(ps.streamDir(e.StreamID), "topics"))
+	case metadata.EffectStreamDeleted:
+		return ps.removeDir(ps.streamDir(e.StreamID))
+	case metadata.EffectTopicCreated, metadata.EffectPartitionsCreated:
+		var errs []error
+		for _, id := range e.PartitionIDs {
+			if err := ps.create(partKey{e.StreamID, e.TopicID, id}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	case metadata.EffectTopicUpdated:
+		return nil
+	case metadata.EffectTopicDeleted:
+		ps.closeTopic(e.StreamID, e.TopicID, e.PartitionIDs)
+		return ps.removeDir(ps.topicDir(e.StreamID, e.TopicID))
+	case metadata.EffectPartitionsDeleted:
+		var errs []error
+		for _, id := range e.PartitionIDs {
+			k := partKey{e.StreamID, e.TopicID, id}
+			ps.closeTopic(e.StreamID, e.TopicID, []uint32{id})
+			if err := ps.removeDir(ps.partitionDir(k)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	case metadata.EffectTopicPurged:
+		var errs []error
+		for _, id := range e.PartitionIDs {
+			if p, ok := ps.get(partKey{e.StreamID, e.TopicID, id}); ok {
+				if err := p.purge(op); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return errors.Join(errs...)
+	case metadata.EffectSegmentsDeleted:
+		if len(e.PartitionIDs) != 1 {
+			return fmt.Errorf("segments deleted effect with %d partitions", len(e.PartitionIDs))
+		}
+		if p, ok := ps.get(partKey{e.StreamID, e.TopicID, e.PartitionIDs[0]}); ok {
+			return p.deleteSegments(int(e.SegmentsCount))
+		}
+		return nil
+	case metadata.EffectUserDeleted:
+		ps.s.endSessionsOfUser(e.UserID)
+		return nil
+	}
+	return fmt.Errorf("unknown metadata effect %d", e.Kind)
+}
+
+// removeDir removes a directory tree and syncs its parent.
+func (ps *partitionSet) removeDir(dir string) error {
+	if err := ps.s.fs.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	if err := ps.s.fs.SyncDir(path.Dir(dir)); err != nil && !errors.Is(err, storage.ErrNotExist) {
+		return fmt.Errorf("sync %s: %w", path.Dir(dir), err)
+	}
+	return nil
+}
+
+// closeTopic closes and forgets the runtimes of the given partitions of a
+// topic.
+func (ps *partitionSet) closeTopic(stream, topic uint32, ids []uint32) {
+	ps.mu.Lock()
+	var closing []*partitionRuntime
+	for _, id := range ids {
+		k := partKey{stream, topic, id}
+		if p, ok := ps.parts[k]; ok {
+			closing = append(closing, p)
+			delete(ps.parts, k)
+		}
+	}
+	ps.mu.Unlock()
+	for _, p := range closing {
+		p.close(false)
+	}
+}
+
+// create makes a new, empty partition (directory, superblock, first
+// segment) and registers its runtime. Any leftover directory of an older
+// partition with the same ids is wiped first.
+func (ps *partitionSet) create(k partKey) error {
+	topic, part, ok := ps.lookup(k)
+	if !ok {
+		return fmt.Errorf("create partition %v: not in metadata", k)
+	}
+	dir := ps.partitionDir(k)
+	if err := ps.s.fs.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clear %s: %w", dir, err)
+	}
+	if err := ps.s.fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	sb := storage.PartitionSuperblock{Sequence: 1, Flags: part.CreatedAt}
+	if err := storage.StorePartitionSuperblock(ps.s.fs, dir, sb); err != nil {
+		return fmt.Errorf("partition superblock %s: %w", dir, err)
+	}
+	p, err := openPartition(ps.s, k, dir, topic, sb)
+	if err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	ps.parts[k] = p
+	ps.mu.Unlock()
+	return nil
+}
+
+// lookup finds a partition in the metadata state; the caller holds the
+// metadata lock.
+func (ps *partitionSet) lookup(k partKey) (*metadata.Topic, metadata.Partition, bool) {
+	_, topic, code := ps.s.meta.machine.ResolveTopic(metadata.NumericID(k.stream), metadata.NumericID(k.topic))
+	if code != metadata.CodeOK {
+		return nil, metadata.Partition{}, false
+	}
+	i := sort.Search(len(topic.Partitions), func(i int) bool { return topic.Partitions[i].ID >= k.partition })
+	if i == len(topic.Partitions) || topic.Partitions[i].ID != k.partition {
+		return nil, metadata.Partition{}, false
+	}
+	return topic, topic.Partitions[i], true
+}
+
+// openAll reconciles the disk with the recovered metadata and opens every
+// partition: directories of deleted streams, topics and partitions are
+// removed, a directory left by an older partition of the same ids
+// (deleted and recreated) is wiped, purges recorded in the journal but not
+// carried out are carried out, and every log is recovered.
+func (ps *partitionSet) openAll() error {
+	ps.replaying = false
+	ps.s.meta.mu.Lock()
+	defer ps.s.meta.mu.Unlock()
+	if err := ps.removeStrays(); err != nil {
+		return err
+	}
+	for _, stream := range ps.s.meta.machine.Streams() {
+		for _, topic := range stream.Topics() {
+			for _, part := range topic.Partitions {
+				k := partKey{stream.ID, topic.ID, part.ID}
+				if err := ps.reopen(k, topic, part); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	ps.pendingPurge = map[partKey]uint64{}
+	return nil
+}
+
+// reopen opens one existing partition at boot.
+func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.Partition) error {
+	dir := ps.partitionDir(k)
+	sb, report, err := storage.LoadPartitionSuperblock(ps.s.fs, dir)
+	if err != nil {
+		return fmt.Errorf("partition %s superblock: %w", dir, err)
+	}
+	if report.Found && len(report.Invalid) > 0 {
+		ps.s.log.Warn("partition superblock copy invalid; the other copy is used", zap.String("partition", dir), zap.Any("invalid", report.Invalid))
+	}
+	if !report.Found || sb.Flags != part.CreatedAt {
+		if report.Found {
+			ps.s.log.Warn("partition directory belongs to an older partition with the same id; wiping it", zap.String("partition", dir))
+		}
+		return ps.create(k)
+	}
+	p, err := openPartition(ps.s, k, dir, topic, sb)
+	if err != nil {
+		return err
+	}
+	if purgeOp, ok := ps.pendingPurge[k]; ok && purgeOp > sb.PurgeGeneration {
+		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("partition", dir), zap.Uint64("op", purgeOp))
+		if err := p.purge(purgeOp); err != nil {
+			return err
+		}
+	}
+	ps.mu.Lock()
+	ps.parts[k] = p
+	ps.mu.Unlock()
+	return nil
+}
+
+// removeStrays deletes the directories of streams, topics and partitions
+// the metadata no longer has.
+func (ps *partitionSet) removeStrays() error {
+	root := path.Join(ps.s.cfg.System.Path, "streams")
+	streams, err := ps.numericDirs(root)
+	if err != nil {
+		return err
+	}
+	m := ps.s.meta.machine
+	for _, sid := range streams {
+		stream := m.Stream(metadata.NumericID(sid))
+		if stream == nil {
+			ps.s.log.Warn("removing the directory of a deleted stream", zap.Uint32("stream", sid))
+			if err := ps.removeDir(ps.streamDir(sid)); err != nil {
+				return err
+			}
+			continue
+		}
+		topics, err := ps.numericDirs(path.Join(ps.streamDir(sid), "topics"))
+		if err != nil {
+			return err
+		}
+		for _, tid := range topics {
+			_, topic, code := m.ResolveTopic(metadata.NumericID(sid), metadata.NumericID(tid))
+			if code != metadata.CodeOK {
+				ps.s.log.Warn("removing the directory of a deleted topic", zap.Uint32("stream", sid), zap.Uint32("topic", tid))
+				if err := ps.removeDir(ps.topicDir(sid, tid)); err != nil {
+					return err
+				}
+				continue
+			}
+			parts, err := ps.numericDirs(path.Join(ps.topicDir(sid, tid), "partitions"))
+			if err != nil {
+				return err
+			}
+			for _, pid := range parts {
+				if _, _, ok := ps.lookup(partKey{sid, tid, pid}); !ok || topic == nil {
+					ps.s.log.Warn("removing the directory of a deleted partition", zap.Uint32("stream", sid), zap.Uint32("topic", tid), zap.Uint32("partition", pid))
+					if err := ps.removeDir(ps.partitionDir(partKey{sid, tid, pid})); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// numericDirs lists the subdirectories of dir named by a decimal id.
+func (ps *partitionSet) numericDirs(dir string) ([]uint32, error) {
+	entries, err := ps.s.fs.ReadDir(dir)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var ids []uint32
+	for _, e := range entries {
+		if !e.IsDir {
+			continue
+		}
+		id, err := strconv.ParseUint(e.Name, 10, 32)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, uint32(id))
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// all returns every runtime in key order.
+func (ps *partitionSet) all() []*partitionRuntime {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	out := make([]*partitionRuntime, 0, len(ps.parts))
+	for _, p := range ps.parts {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].key, out[j].key
+		if a.stream != b.stream {
+			return a.stream < b.stream
+		}
+		if a.topic != b.topic {
+			return a.topic < b.topic
+		}
+		return a.partition < b.partition
+	})
+	return out
+}
+
+// closeAll flushes, syncs and closes every partition (graceful shutdown).
+func (ps *partitionSet) closeAll() error {
+	var errs []error
+	for _, p := range ps.all() {
+		if err := p.close(true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	ps.mu.Lock()
+	ps.parts = map[partKey]*partitionRuntime{}
+	ps.mu.Unlock()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,282 @@
+// Package server is the Strata broker: it accepts client connections,
+// speaks the protocol of net/wire, sequences every state change as an
+// operation through the deterministic state machines of server/metadata and
+// server/partition, and keeps their state on disk through storage.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/config"
+	"github.com/stratabroker/strata/storage"
+)
+
+// Version is the server version string reported to clients.
+const Version = wire.ServerVersion
+
+// ErrClosed is returned by Done's channel after a Shutdown.
+var ErrClosed = errors.New("server closed")
+
+// RootCredentials name the root user created at the first boot. An empty
+// password makes the server generate one and print it once.
+type RootCredentials struct {
+	Username string
+	Password string
+}
+
+// Options configure a Server.
+type Options struct {
+	Config *config.Config
+	Logger *zap.Logger
+	Root   RootCredentials
+	// FS is the file system the broker's data lives on; nil means the
+	// operating system's.
+	FS storage.FS
+	// Now is the wall clock; nil means time.Now. Tests may pin it.
+	Now func() time.Time
+}
+
+// Server is one single-node Strata broker.
+type Server struct {
+	cfg *config.Config
+	log *zap.Logger
+	fs  storage.FS
+	now func() time.Time
+
+	startedAt time.Time
+	metrics   *metrics
+
+	// meta serialises every metadata operation and guards the metadata
+	// state machine; reads take its read lock.
+	meta *metaStore
+	// parts holds the partition runtimes.
+	parts *partitionSet
+
+	// loginHint is printed at boot (how to log in).
+	loginHint string
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	conns     map[uint32]*connection
+	closed    bool
+	done      chan error
+	wg        sync.WaitGroup
+
+	nextConnID atomic.Uint32
+	tcpAddr    net.Addr
+}
+
+// New opens (or creates) the data directory, recovers the metadata and
+// every partition, and bootstraps the root user on the first boot. It
+// binds nothing: call Start.
+func New(opts Options) (*Server, error) {
+	if opts.Config == nil {
+		return nil, fmt.Errorf("%w: no configuration", config.ErrInvalid)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	fs := opts.FS
+	if fs == nil {
+		fs = storage.OSFS{}
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{
+		cfg:       opts.Config,
+		log:       log,
+		fs:        fs,
+		now:       now,
+		startedAt: now(),
+		metrics:   newMetrics(),
+		conns:     map[uint32]*connection{},
+		done:      make(chan error, 1),
+	}
+	root := s.cfg.System.Path
+	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
+		if err := fs.MkdirAll(dir); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	if err := writeFileIfMissing(fs, filepath.Join(root, "state", "log"), nil); err != nil {
+		return nil, err
+	}
+	s.parts = newPartitionSet(s)
+	meta, err := openMetaStore(s)
+	if err != nil {
+		return nil, err
+	}
+	s.meta = meta
+	if err := s.parts.openAll(); err != nil {
+		_ = s.meta.close()
+		return nil, err
+	}
+	if err := s.bootstrapRoot(opts.Root); err != nil {
+		_ = s.parts.closeAll()
+		_ = s.meta.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start binds the configured listeners and starts serving, and rewrites
+// runtime/current_config.toml with the bound addresses.
+func (s *Server) Start() error {
+	bound := config.Bound{}
+	if s.cfg.TCP.Enabled {
+		ln, err := net.Listen("tcp", s.cfg.TCP.Address)
+		if err != nil {
+			return fmt.Errorf("bind tcp %s: %w", s.cfg.TCP.Address, err)
+		}
+		s.mu.Lock()
+		s.listeners = append(s.listeners, ln)
+		s.tcpAddr = ln.Addr()
+		s.mu.Unlock()
+		bound.TCP = ln.Addr().String()
+		s.wg.Add(1)
+		go s.acceptLoop(ln, transportTCP)
+		s.log.Info("listening", zap.String("transport", "tcp"), zap.String("address", bound.TCP))
+	}
+	current, err := config.EncodeCurrent(s.cfg, bound)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.fs, filepath.Join(s.cfg.System.Path, "runtime", "current_config.toml"), current); err != nil {
+		return err
+	}
+	return nil
+}
+
+// acceptLoop accepts connections until the listener closes.
+func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
+	defer s.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("accept failed", zap.Error(err))
+			select {
+			case s.done <- fmt.Errorf("accept: %w", err):
+			default:
+			}
+			return
+		}
+		if tcp, ok := nc.(*net.TCPConn); ok {
+			_ = tcp.SetNoDelay(true)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(nc, transport)
+		}()
+	}
+}
+
+// TCPAddr is the bound TCP address (nil before Start).
+func (s *Server) TCPAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tcpAddr
+}
+
+// LoginHint says how to log in, for the boot banner.
+func (s *Server) LoginHint() string { return s.loginHint }
+
+// Done delivers a fatal serving error; after Shutdown it is never written.
+func (s *Server) Done() <-chan error { return s.done }
+
+// addConn registers a live connection.
+func (s *Server) addConn(c *connection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c.id] = c
+	s.metrics.connections.Inc()
+}
+
+// removeConn forgets a closed connection and ends its session.
+func (s *Server) removeConn(c *connection) {
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	s.mu.Unlock()
+	s.metrics.connections.Dec()
+	if bound, _, client, _ := c.binding(); bound {
+		s.meta.releaseSession(client, c.id)
+	}
+}
+
+// connectionsSnapshot lists the live connections in ascending id order.
+func (s *Server) connectionsSnapshot() []*connection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*connection, 0, len(s.conns))
+	for _, c := range s.conns {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Shutdown stops accepting, closes every connection, flushes every
+// partition and closes the data files. It is safe to call more than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	listeners := s.listeners
+	s.listeners = nil
+	conns := make([]*connection, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, ln := range listeners {
+		_ = ln.Close()
+	}
+	for _, c := range conns {
+		_ = c.netConn.Close()
+	}
+	waited := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		return fmt.Errorf("shutdown: %w", ctx.Err())
+	}
+	var errs []error
+	if err := s.parts.closeAll(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.meta.close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// nowMicros is the wall clock in microseconds since the Unix epoch.
+func (s *Server) nowMicros() uint64 { return uint64(s.now().UnixMicro()) }
