@@ -20,6 +20,9 @@ func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byt
 		return rejectReply(CodeInvalidCommand)
 	}
 	payload, code := m.applyOp(env, timestamp, o)
+	if invariantsEnabled {
+		m.checkInvariants()
+	}
 	if code != CodeOK {
 		return rejectReply(code)
 	}

@@ -115,6 +115,9 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	if err := d.end(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptCheckpoint, err)
 	}
+	if err := m.invariantError(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorruptCheckpoint, err)
+	}
 	return m, nil
 }
 

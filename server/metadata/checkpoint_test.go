@@ -91,3 +91,19 @@ func TestEmptyCheckpoint(t *testing.T) {
 		t.Fatal("restore of an empty checkpoint kept state")
 	}
 }
+
+func TestInvariantErrorDetectsBrokenIndexes(t *testing.T) {
+	h := populated(t)
+	if err := h.m.invariantError(); err != nil {
+		t.Fatal(err)
+	}
+	h.m.streamNames["ghost"] = 42
+	if h.m.invariantError() == nil {
+		t.Fatal("extra stream name not detected")
+	}
+	delete(h.m.streamNames, "ghost")
+	h.m.tokenHashes["stray"] = 1
+	if h.m.invariantError() == nil {
+		t.Fatal("stray token hash not detected")
+	}
+}

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -118,7 +119,9 @@ func TestTooManyTopics(t *testing.T) {
 	h.mustOK(&CreateStream{Name: "s"})
 	s := h.m.Stream(NumericID(0))
 	for i := uint32(0); i < topicsPerStreamMax; i++ {
-		s.topics[i] = &Topic{ID: i, StreamID: 0, Name: string(rune('a'+i%26)) + string(rune(i))}
+		name := fmt.Sprint("topic-", i)
+		s.topics[i] = &Topic{ID: i, StreamID: 0, Name: name}
+		s.topicNames[name] = i
 	}
 	if got := h.code(RootUserID, createTopicOp(NumericID(0), "last", 1)); got != CodeTooManyTopics {
 		t.Fatalf("code %d", got)

@@ -30,6 +30,15 @@ const SendReplySize = 4 + 4 + 4 + 4 + 8
 // (undecodable body). Apply never panics on body bytes.
 func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byte) (reply []byte) {
 	m.lastOp = op
+	reply = m.applyOperation(timestamp, operation, body)
+	if invariantsEnabled {
+		m.checkInvariants()
+	}
+	return reply
+}
+
+// applyOperation decodes and dispatches one operation.
+func (m *Machine) applyOperation(timestamp uint64, operation uint8, body []byte) []byte {
 	switch operation {
 	case OperationSendMessages:
 		_, send, err := DecodeSendMessages(body)

@@ -65,3 +65,24 @@ func TestPartitionRestoreRejectsCorruption(t *testing.T) {
 		t.Fatal("a failed restore changed the state")
 	}
 }
+
+func TestPartitionInvariantErrorDetectsDamage(t *testing.T) {
+	h := populatedPartition(t)
+	if err := h.m.invariantError(); err != nil {
+		t.Fatal(err)
+	}
+	h.m.unflushedBytes++
+	if h.m.invariantError() == nil {
+		t.Fatal("wrong unflushed byte total not detected")
+	}
+	h.m.unflushedBytes--
+	h.m.offsets[ConsumerKey{Kind: ConsumerKindConsumer, ID: 99}] = h.m.nextOffset
+	if h.m.invariantError() == nil {
+		t.Fatal("offset beyond the partition not detected")
+	}
+	delete(h.m.offsets, ConsumerKey{Kind: ConsumerKindConsumer, ID: 99})
+	h.m.nextOffset++
+	if h.m.invariantError() == nil {
+		t.Fatal("gap after the unflushed batches not detected")
+	}
+}

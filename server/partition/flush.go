@@ -43,6 +43,9 @@ func (m *Machine) MarkFlushed(uptoOffset uint64) {
 	if len(m.unflushed) == 0 {
 		m.unflushed = nil
 	}
+	if invariantsEnabled {
+		m.checkInvariants()
+	}
 }
 
 // lastOffset returns the offset of a stamped batch's last message.

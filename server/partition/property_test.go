@@ -90,45 +90,12 @@ func TestPropertyPartitionCheckpointMidway(t *testing.T) {
 			if a.FlushDue() != b.FlushDue() {
 				t.Fatalf("step %d: flush signals differ", i)
 			}
-			checkPartitionInvariants(t, a)
+			if err := a.invariantError(); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
 		}
 		if !bytes.Equal(a.Checkpoint(), b.Checkpoint()) {
 			t.Fatal("final states differ")
 		}
 	})
-}
-
-func checkPartitionInvariants(t *rapid.T, m *Machine) {
-	var messages, size uint64
-	next := m.nextOffset
-	if len(m.unflushed) > 0 {
-		first, _ := m.FirstUnflushedOffset()
-		next = first
-	}
-	var lastTimestamp uint64
-	for _, b := range m.unflushed {
-		last, ok := lastOffset(b)
-		if !ok {
-			t.Fatal("unflushed batch without messages")
-		}
-		view := b[16:24]
-		ts := uint64(view[0]) | uint64(view[1])<<8 | uint64(view[2])<<16 | uint64(view[3])<<24 |
-			uint64(view[4])<<32 | uint64(view[5])<<40 | uint64(view[6])<<48 | uint64(view[7])<<56
-		if ts < lastTimestamp {
-			t.Fatal("base timestamps went backwards")
-		}
-		lastTimestamp = ts
-		messages += last - next + 1
-		next = last + 1
-		size += uint64(len(b))
-	}
-	if next != m.nextOffset || messages != m.unflushedMessages || size != m.unflushedBytes {
-		t.Fatalf("unflushed buffer inconsistent: next %d/%d messages %d/%d bytes %d/%d",
-			next, m.nextOffset, messages, m.unflushedMessages, size, m.unflushedBytes)
-	}
-	for k, o := range m.offsets {
-		if o >= m.nextOffset {
-			t.Fatalf("offset %d of %+v beyond next offset %d", o, k, m.nextOffset)
-		}
-	}
 }

@@ -1,0 +1,57 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// checkInvariants verifies the machine's invariants and panics on a
+// violation, which can only be a bug in this package. Apply, MarkFlushed
+// and Purge call it when built with -tags invariants.
+func (m *Machine) checkInvariants() {
+	if err := m.invariantError(); err != nil {
+		panic(fmt.Sprintf("partition: invariant broken after op %d: %v", m.lastOp, err))
+	}
+}
+
+// invariantError returns the first broken invariant, or nil: the
+// unflushed batches are contiguous, end at nextOffset - 1, carry this
+// partition's id and non-decreasing base timestamps, and match the
+// unflushed totals; stored offsets lie below nextOffset.
+func (m *Machine) invariantError() error {
+	if m.messagesCount > m.nextOffset {
+		return fmt.Errorf("%d messages below next offset %d", m.messagesCount, m.nextOffset)
+	}
+	var messages, size, timestamp uint64
+	expected := uint64(0)
+	for i, b := range m.unflushed {
+		v := wire.BatchView(b)
+		last, ok := lastOffset(b)
+		if !ok || v.PartitionID() != uint64(m.cfg.PartitionID) || v.BatchLength() != uint64(len(b)) {
+			return fmt.Errorf("unflushed batch %d header", i)
+		}
+		if i > 0 && v.BaseOffset() != expected {
+			return fmt.Errorf("unflushed batch %d starts at %d, want %d", i, v.BaseOffset(), expected)
+		}
+		if v.BaseTimestamp() < timestamp || v.BaseTimestamp() > m.lastTimestamp {
+			return fmt.Errorf("unflushed batch %d timestamp %d", i, v.BaseTimestamp())
+		}
+		timestamp = v.BaseTimestamp()
+		expected = last + 1
+		messages += uint64(v.MessageCount())
+		size += uint64(len(b))
+	}
+	if len(m.unflushed) > 0 && expected != m.nextOffset {
+		return fmt.Errorf("unflushed batches end at %d, next offset %d", expected, m.nextOffset)
+	}
+	if messages != m.unflushedMessages || size != m.unflushedBytes {
+		return fmt.Errorf("unflushed totals %d/%d, counted %d/%d", m.unflushedMessages, m.unflushedBytes, messages, size)
+	}
+	for _, o := range m.StoredOffsets() {
+		if o.Offset >= m.nextOffset {
+			return fmt.Errorf("offset %d of %+v beyond next offset %d", o.Offset, o.Key, m.nextOffset)
+		}
+	}
+	return nil
+}
