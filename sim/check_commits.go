@@ -53,7 +53,7 @@ func NewCommitChecker(replicaCount int) *CommitChecker {
 
 func digestOf(operation uint8, timestamp uint64, body []byte) commitDigest {
 	d := commitDigest{operation: operation, timestamp: timestamp, body: xxh3.Hash(body)}
-	if len(body) == requestBodySize {
+	if len(body) >= requestBodySize {
 		d.client = binary.LittleEndian.Uint64(body[0:])
 		d.request = binary.LittleEndian.Uint64(body[8:])
 	}

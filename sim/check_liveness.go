@@ -9,8 +9,8 @@ import (
 
 // LivenessChecker decides whether the quorum core converged in the liveness
 // phase: every core replica running, in normal status, in the same view,
-// with the same commit number, no client request outstanding and no client
-// evicted.
+// with the same commit number, at least as high as any op any replica ever
+// committed, no client request outstanding and no client evicted.
 type LivenessChecker struct{}
 
 // Converged reports whether the cluster has converged.
@@ -53,11 +53,14 @@ func livenessProblem(c *Cluster, core []int) string {
 				core[0], view, commit, i, r.View(), r.CommitNumber()))
 		}
 	}
+	if len(core) > 0 && c.replicas[core[0]] != nil && commit < c.commits.CommitMax {
+		problems = append(problems, fmt.Sprintf("core commit %d below op %d, which a replica committed before", commit, c.commits.CommitMax))
+	}
 	for _, cl := range c.clients {
 		if cl.evicted {
 			problems = append(problems, fmt.Sprintf("client %d evicted", cl.index))
 		} else if cl.inflight != nil {
-			problems = append(problems, fmt.Sprintf("client %d request %d outstanding since tick %d", cl.index, cl.inflight.Request, cl.sentTick))
+			problems = append(problems, fmt.Sprintf("client %d request %d outstanding since tick %d", cl.index, cl.inflight.Request, cl.firstSentTick))
 		}
 	}
 	return strings.Join(problems, "; ")

@@ -28,8 +28,9 @@ type client struct {
 	requestNumber uint64
 	// inflight is the sealed request awaiting its reply, or nil.
 	inflight        *vsr.Message
-	inflightHistory int // history index, -1 for the register request
-	sentTick        uint64
+	inflightHistory int    // history index, -1 for the register request
+	sentTick        uint64 // last (re)transmission
+	firstSentTick   uint64
 	timeoutTicks    uint64
 	nextRequestTick uint64
 	view            uint64
@@ -103,7 +104,11 @@ func (c *client) tick(cl *Cluster) {
 		argument = uint64(c.index+1)<<32 | c.appended
 	}
 	h := cl.history.Invoke(c.index, c.requestNumber, kind, argument, now)
-	body := encodeRequestBody(make([]byte, 0, requestBodySize), c.id.Lo, c.requestNumber, argument)
+	padding := 0
+	if c.params.PaddingBytesMax > 0 {
+		padding = c.prng.IntN(c.params.PaddingBytesMax + 1)
+	}
+	body := encodeRequestBodyPadded(make([]byte, 0, requestBodySize+padding), c.id.Lo, c.requestNumber, argument, padding)
 	c.send(cl, operation, body, h)
 }
 
@@ -122,6 +127,7 @@ func (c *client) send(cl *Cluster, operation uint8, body []byte, historyIndex in
 	c.inflight = m
 	c.inflightHistory = historyIndex
 	c.sentTick = cl.now
+	c.firstSentTick = cl.now
 	c.timeoutTicks = uint64(c.params.RequestTimeoutTicks + c.prng.IntN(c.params.RequestTimeoutTicks/4+1))
 	cl.clientSend(c, primary, m.Clone())
 }

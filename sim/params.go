@@ -119,6 +119,7 @@ type Params struct {
 	RequestTimeoutTicks int
 	RequestsPerClient   int
 	ReadPPM             uint32 // chance a request is a read rather than an append
+	PaddingBytesMax     int    // request bodies carry 0..this many padding bytes
 	SafetyTicks         int
 	LivenessTicks       int
 }
@@ -209,6 +210,9 @@ func DrawParams(seed uint64) Params {
 	p.RequestTimeoutTicks = r.Range(requestTimeoutTicksLo, requestTimeoutTicksHi)
 	p.RequestsPerClient = r.Range(10, requestsPerClientMax)
 	p.ReadPPM = drawRate(r, PPM/2)
+	if r.Chance(PPM / 2) {
+		p.PaddingBytesMax = r.Range(1, requestPaddingBytesMax)
+	}
 	p.SafetyTicks = safetyTicksDefault
 	p.LivenessTicks = livenessTicksMax
 	return p
@@ -247,6 +251,7 @@ func (p *Params) normalize() {
 	p.ClogTicksMax = clampInt(int64(p.ClogTicksMax), 1, clogTicksMax)
 	p.IOLatencyTicksMax = clampInt(int64(p.IOLatencyTicksMax), 1, ioLatencyTicksMax)
 	p.RequestTimeoutTicks = clampInt(int64(p.RequestTimeoutTicks), 10, 100_000)
+	p.PaddingBytesMax = clampInt(int64(p.PaddingBytesMax), 0, requestPaddingBytesMax)
 	if p.JournalSlots == 0 {
 		p.JournalSlots = 64
 	}
@@ -297,6 +302,6 @@ func (p *Params) Print(w io.Writer) {
 	fmt.Fprintf(w, "  storage: io_latency_max=%d power_loss=%dppm/crash power_loss_all=%dppm/tick unsynced_keep=%dppm torn=%dppm latent=%dppm/sector misdirect=%dppm/write faulty=%v\n",
 		p.IOLatencyTicksMax, p.PowerLossPPM, p.PowerLossAllPPM, p.UnsyncedKeepPPM, p.TornWritePPM, p.LatentErrorPPM, p.MisdirectPPM, p.StorageFaultyReplica)
 	fmt.Fprintf(w, "  replica: journal_slots=%d message_size_max=%d\n", p.JournalSlots, simMessageSizeMax)
-	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
-		p.RequestsPerClient, p.ReadPPM, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)
+	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm padding_max=%d request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
+		p.RequestsPerClient, p.ReadPPM, p.PaddingBytesMax, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)
 }

@@ -444,6 +444,7 @@ var paramSetters = map[string]func(p *Params, v int64){
 	"request_timeout_ticks": func(p *Params, v int64) { p.RequestTimeoutTicks = clampInt(v, 10, 100_000) },
 	"requests_per_client":   func(p *Params, v int64) { p.RequestsPerClient = clampInt(v, 1, 100_000) },
 	"read_ppm":              func(p *Params, v int64) { p.ReadPPM = ppm(v) },
+	"padding_bytes_max":     func(p *Params, v int64) { p.PaddingBytesMax = clampInt(v, 0, requestPaddingBytesMax) },
 	"safety_ticks":          func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) },
 	"liveness_ticks":        func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) },
 	"path_capacity_max":     func(p *Params, v int64) { p.PathCapacityMax = clampInt(v, 1, 1<<20) },

@@ -19,9 +19,12 @@ const (
 
 // Sizes of the replicated log's encodings.
 const (
-	requestBodySize = 24 // client id, request number, argument
-	appendReplySize = 8
-	readReplySize   = 9
+	requestBodySize = 24 // client id, request number, argument; then padding
+	// requestPaddingBytesMax bounds the padding a client adds to a request
+	// body, so that prepares span several sectors and torn writes matter.
+	requestPaddingBytesMax = 3*vsr.SectorSize + 512
+	appendReplySize        = 8
+	readReplySize          = 9
 	// logValuesMax bounds the values a replicated log holds (and so its
 	// checkpoint size).
 	logValuesMax = 4096
@@ -32,13 +35,22 @@ var ErrCheckpoint = errors.New("sim: corrupt replicated log checkpoint")
 
 // encodeRequestBody encodes a request of the replicated log. The client id
 // and request number ride in the body so that the exactly-once checker can
-// see, at Apply, which client request an op carries.
+// see, at Apply, which client request an op carries. Padding bytes (a
+// pattern derived from the argument) follow; Apply ignores them.
 func encodeRequestBody(dst []byte, client, request, argument uint64) []byte {
+	return encodeRequestBodyPadded(dst, client, request, argument, 0)
+}
+
+func encodeRequestBodyPadded(dst []byte, client, request, argument uint64, padding int) []byte {
 	var b [requestBodySize]byte
 	binary.LittleEndian.PutUint64(b[0:], client)
 	binary.LittleEndian.PutUint64(b[8:], request)
 	binary.LittleEndian.PutUint64(b[16:], argument)
-	return append(dst, b[:]...)
+	dst = append(dst, b[:]...)
+	for i := 0; i < padding; i++ {
+		dst = append(dst, byte(argument)+byte(i))
+	}
+	return dst
 }
 
 // applyObserver receives every operation a replica applies and every
@@ -66,7 +78,7 @@ func NewReplicatedLog(replica int, observer applyObserver) *ReplicatedLog {
 // (the simulator's clients never send them).
 func (l *ReplicatedLog) Apply(op uint64, timestamp uint64, operation uint8, body []byte) []byte {
 	var reply []byte
-	if len(body) == requestBodySize {
+	if len(body) >= requestBodySize {
 		argument := binary.LittleEndian.Uint64(body[16:])
 		switch operation {
 		case OperationAppend:
