@@ -267,3 +267,25 @@ func TestSystemRecords(t *testing.T) {
 		t.Fatal("expiry descriptor")
 	}
 }
+
+func TestHotRecordsDoNotAllocate(t *testing.T) {
+	dst := make([]byte, 0, 256)
+	confirm := SendMessagesReply{Confirmations: []SendConfirmation{{StreamID: 1, TopicID: 2, PartitionID: 3, BaseOffset: 4}}}
+	head := PolledMessagesHeader{PartitionID: 1, CurrentOffset: 2, Count: 3}
+	poll := append(head.AppendTo(nil), make([]byte, 100)...)
+	if n := testing.AllocsPerRun(100, func() {
+		dst = confirm.AppendTo(dst[:0])
+		dst = AppendResultOK(dst[:0])
+		if err := head.Encode(poll); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := DecodePolledMessages(poll); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := SplitResult(dst); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("send/poll replies allocate %v", n)
+	}
+}
