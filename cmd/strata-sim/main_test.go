@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stratabroker/strata/sim"
+)
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"frobnicate"},
+		{"run", "--bug", "no-such-bug"},
+		{"swarm", "--seeds", "0"},
+		{"replay"},
+		{"replay", "/nonexistent/scenario.txt"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := mainCode(args, &out, &errOut); code != 1 {
+			t.Errorf("%v: exit %d, want 1 (stderr %q)", args, code, errOut.String())
+		}
+	}
+}
+
+func TestExitCodesAreDistinct(t *testing.T) {
+	want := map[sim.OutcomeKind]int{sim.OutcomeOK: 0, sim.OutcomeSafety: 2, sim.OutcomeLiveness: 3, sim.OutcomeCrash: 4}
+	for kind, code := range want {
+		if got := kind.ExitCode(); got != code {
+			t.Errorf("%s exits %d, want %d", kind, got, code)
+		}
+	}
+}
+
+func TestRunPrintsParametersOutcomeAndHash(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var a, b, errOut bytes.Buffer
+	codeA := mainCode([]string{"run", "--seed", "11", "--ticks", "1500"}, &a, &errOut)
+	codeB := mainCode([]string{"run", "--seed", "11", "--ticks", "1500"}, &b, &errOut)
+	for _, want := range []string{"seed=11", "replicas=", "outcome: ", "network: ", "storage: ", "processes: ", "trace_hash="} {
+		if !strings.Contains(a.String(), want) {
+			t.Fatalf("run output lacks %q:\n%s", want, a.String())
+		}
+	}
+	hash := regexp.MustCompile(`trace_hash=[0-9a-f]{16}`)
+	if codeA != codeB || hash.FindString(a.String()) != hash.FindString(b.String()) {
+		t.Fatalf("the same seed printed different results: exit %d/%d, %s vs %s", codeA, codeB, hash.FindString(a.String()), hash.FindString(b.String()))
+	}
+}
+
+func TestSwarmSummaryLine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	code := mainCode([]string{"swarm", "--seeds", "6", "--from", "40", "--parallel", "2", "--ticks", "1500"}, &out, &errOut)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	m := regexp.MustCompile(`^(\d+) passed, (\d+) failed$`).FindStringSubmatch(last)
+	if m == nil {
+		t.Fatalf("last line %q is not the summary:\n%s", last, out.String())
+	}
+	if (m[2] == "0") != (code == 0) {
+		t.Fatalf("summary %q but exit %d", last, code)
+	}
+	if m[2] != "0" {
+		files, _ := filepath.Glob(filepath.Join("sim-failures", "*"))
+		if len(files) == 0 {
+			t.Fatal("failures reported but no files written to sim-failures/")
+		}
+	}
+}
+
+func TestReplayScenario(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.txt")
+	text := "replicas 3\nclients 2\nseed 5\ntick 1500\nexpect committed>=10\nliveness\nexpect outcome=ok\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := mainCode([]string{"replay", path}, &out, &errOut); code != 0 {
+		t.Fatalf("replay exit %d: %s\n%s", code, errOut.String(), out.String())
+	}
+	if !strings.Contains(out.String(), "scenario expectations held") {
+		t.Fatalf("replay output:\n%s", out.String())
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(bad, []byte("replicas 3\ntick 100\nexpect committed>=1000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := mainCode([]string{"replay", bad}, &out, &errOut); code != 1 {
+		t.Fatalf("a failed expectation exited %d, want 1", code)
+	}
+}
