@@ -15,6 +15,7 @@ import (
 type testStorage struct {
 	c        *testCluster
 	owner    int
+	writeSeq uint64
 	durable  map[Zone][]byte
 	pending  []testWrite // written, not yet synced
 	config   *Config
@@ -25,6 +26,7 @@ type testWrite struct {
 	zone   Zone
 	offset uint64
 	data   []byte
+	seq    uint64
 }
 
 func newTestStorage(c *testCluster, cfg *Config) *testStorage {
@@ -55,16 +57,26 @@ func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)
 		s.c.io = append(s.c.io, ioOp{s.owner, func() { done(errors.New("write past zone end")) }})
 		return
 	}
-	s.pending = append(s.pending, testWrite{z, offset, append([]byte(nil), data...)})
+	s.writeSeq++
+	s.pending = append(s.pending, testWrite{z, offset, append([]byte(nil), data...), s.writeSeq})
 	s.c.io = append(s.c.io, ioOp{s.owner, func() { done(nil) }})
 }
 
+// Sync makes the writes submitted before it durable when it completes.
 func (s *testStorage) Sync(done func(error)) {
-	for _, w := range s.pending {
-		copy(s.durable[w.zone][w.offset:], w.data)
-	}
-	s.pending = nil
-	s.c.io = append(s.c.io, ioOp{s.owner, func() { done(nil) }})
+	upTo := s.writeSeq
+	s.c.io = append(s.c.io, ioOp{s.owner, func() {
+		kept := s.pending[:0]
+		for _, w := range s.pending {
+			if w.seq <= upTo {
+				copy(s.durable[w.zone][w.offset:], w.data)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		s.pending = kept
+		done(nil)
+	}})
 }
 
 // testStateMachine is a log of appended bodies; Apply replies "op=N".
@@ -222,46 +234,51 @@ func (c *testCluster) deliver(verbose bool, limit int) int {
 		e := c.queue[0]
 		c.queue = c.queue[1:]
 		delivered++
-		if e.to < 0 {
-			cl := c.clients[uint64(-e.to)]
-			if cl == nil {
-				continue
-			}
-			if verbose {
-				fmt.Fprintf(&c.trace, "r%d -> c%d: %s\n", e.from, -e.to, e.m)
-			}
-			reply, err := cl.OnMessage(e.m)
-			if reply != nil {
-				c.replies = append(c.replies, fmt.Sprintf("c%d req=%d: %s", -e.to, reply.Request, reply.Body))
-			}
-			if err != nil {
-				c.replies = append(c.replies, fmt.Sprintf("c%d: %v", -e.to, err))
-			}
-			continue
-		}
-		from := fmt.Sprintf("r%d", e.from)
-		if e.from < 0 {
-			from = fmt.Sprintf("c%d", -e.from)
-		}
-		n := c.nodes[e.to]
-		if n.down || (e.from >= 0 && !c.connected(e.from, e.to)) {
-			if verbose {
-				fmt.Fprintf(&c.trace, "%s -> r%d: %s (dropped)\n", from, e.to, e.m)
-			}
-			continue
-		}
-		if verbose {
-			fmt.Fprintf(&c.trace, "%s -> r%d: %s\n", from, e.to, e.m)
-		}
-		// The wire: every message is encoded and decoded.
-		var m Message
-		if err := m.Decode(e.m.Encode(nil)); err != nil {
-			c.t.Fatalf("decode: %v", err)
-		}
-		n.replica.Step(&m)
+		c.deliverEnvelope(e, verbose)
 	}
 	c.pumpIO()
 	return delivered
+}
+
+// deliverEnvelope hands one message to its replica or client.
+func (c *testCluster) deliverEnvelope(e envelope, verbose bool) {
+	if e.to < 0 {
+		cl := c.clients[uint64(-e.to)]
+		if cl == nil {
+			return
+		}
+		if verbose {
+			fmt.Fprintf(&c.trace, "r%d -> c%d: %s\n", e.from, -e.to, e.m)
+		}
+		reply, err := cl.OnMessage(e.m)
+		if reply != nil {
+			c.replies = append(c.replies, fmt.Sprintf("c%d req=%d: %s", -e.to, reply.Request, reply.Body))
+		}
+		if err != nil {
+			c.replies = append(c.replies, fmt.Sprintf("c%d: %v", -e.to, err))
+		}
+		return
+	}
+	from := fmt.Sprintf("r%d", e.from)
+	if e.from < 0 {
+		from = fmt.Sprintf("c%d", -e.from)
+	}
+	n := c.nodes[e.to]
+	if n.down || (e.from >= 0 && !c.connected(e.from, e.to)) {
+		if verbose {
+			fmt.Fprintf(&c.trace, "%s -> r%d: %s (dropped)\n", from, e.to, e.m)
+		}
+		return
+	}
+	if verbose {
+		fmt.Fprintf(&c.trace, "%s -> r%d: %s\n", from, e.to, e.m)
+	}
+	// The wire: every message is encoded and decoded.
+	var m Message
+	if err := m.Decode(e.m.Encode(nil)); err != nil {
+		c.t.Fatalf("decode: %v", err)
+	}
+	n.replica.Step(&m)
 }
 
 func (c *testCluster) tick(n int) {
