@@ -67,6 +67,9 @@ func FuzzDecodeRequestHeader(f *testing.F) {
 				t.Fatalf("reply round trip: %v", err)
 			}
 		}
+		if len(data) >= HeaderSize {
+			_, _, _ = DecodeServerFrame(data[:HeaderSize], data[HeaderSize:])
+		}
 		var ev EvictionHeader
 		if err := ev.Decode(data); err == nil {
 			ev.Encode(&out)

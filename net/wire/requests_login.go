@@ -155,3 +155,9 @@ func ParseLogin(body []byte) (Login, error) {
 	}
 	return login, nil
 }
+
+// DefaultClientVersionInfo is the login prefix Strata's own clients send:
+// protocol 0.11.0, SDK name SDKName, SDK version ServerVersion.
+func DefaultClientVersionInfo() ClientVersionInfo {
+	return ClientVersionInfo{ProtocolVersion: ProtocolVersion, SDKName: SDKName, SDKVersion: ServerVersion}
+}
