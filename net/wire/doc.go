@@ -21,9 +21,10 @@
 //     the status a server reports for any error of this package.
 //   - eviction.go, version.go: EvictionReason and its SDK error mapping;
 //     ProtocolVersion (11264), AcceptsProtocolVersion, ServerVersion.
-//   - header.go, frame.go, build.go: RequestHeader, ReplyHeader,
+//   - header.go, frame.go, build.go, reply.go: RequestHeader, ReplyHeader,
 //     EvictionHeader, ValidateRequest, ReadFrame, RequestChecksum,
-//     NewRequestHeader, AppendRequest and the Append*Reply builders.
+//     NewRequestHeader, AppendRequest, the Append*Reply builders and
+//     DecodeServerFrame (client side, evictions as *EvictionError).
 //   - identifier.go, consumer.go, tlv.go, options.go, permissions.go,
 //     result.go: the shared encodings of §4 (Identifier, Consumer,
 //     Partitioning, PollingStrategy, AckLevel, TLV blocks, Options,
