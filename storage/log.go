@@ -107,6 +107,12 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 		l.bytes += s.size
 	}
 	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
+	if !report.Clean() {
+		// A rebuilt index may be a new file: make its name durable.
+		if err := l.syncDir(); err != nil {
+			return nil, report, errors.Join(err, l.Close())
+		}
+	}
 	return l, report, nil
 }
 

@@ -126,11 +126,22 @@ func (j *MetaJournal) loadSnapshot(restore func(uint64, []byte) error, report *M
 // after the checkpoint to apply.
 func (j *MetaJournal) replay(apply func(MetaEntry) error, report *MetaJournalReport) error {
 	p := path.Join(j.dir, metaJournalFile)
+	existed, err := Exists(j.fs, p)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", p, err)
+	}
 	f, err := j.fs.OpenReadWrite(p)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", p, err)
 	}
 	j.file = f
+	if !existed {
+		// The new name must be durable before entries synced into the
+		// file can be.
+		if err := j.fs.SyncDir(j.dir); err != nil {
+			return errors.Join(fmt.Errorf("sync directory %s: %w", j.dir, err), j.Close())
+		}
+	}
 	image, err := readAll(f)
 	if err != nil {
 		return errors.Join(fmt.Errorf("read %s: %w", p, err), j.Close())

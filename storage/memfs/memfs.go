@@ -5,10 +5,15 @@
 // and the current one (durable plus every write and truncate since the
 // last Sync). Crash drops the unsynced changes of every file; CrashTorn
 // additionally keeps a sector-aligned prefix of the last unsynced write of
-// one file, as a power loss in the middle of a write would. Namespace
-// operations (create, rename, remove, mkdir) are durable at once. Read
-// errors can be injected for a byte range of a path. Handles opened before
-// a crash fail with ErrStaleHandle, as the process that held them is gone.
+// one file, as a power loss in the middle of a write would.
+//
+// File names (create, rename, remove) become durable only when SyncDir
+// runs on their directory: a crash restores the names of every directory
+// to its last SyncDir, so a created file that was never made durable in
+// its directory vanishes, an unsynced rename is undone and an unsynced
+// remove is revived. Directories themselves (MkdirAll) are durable at
+// once. Read and write errors can be injected. Handles opened before a
+// crash fail with ErrStaleHandle, as the process that held them is gone.
 //
 // An FS is not safe for concurrent use.
 package memfs
@@ -65,19 +70,22 @@ type readFault struct {
 
 // FS is the in-memory file system. The zero value is not ready; use New.
 type FS struct {
-	files      map[string]*node
-	dirs       map[string]bool
-	faults     []readFault
-	writeFault map[string]bool
-	generation uint64 // bumped by every crash
-	syncs      int
+	files map[string]*node
+	// durableNames is the namespace a crash restores: each directory's
+	// entries as of its last SyncDir.
+	durableNames map[string]*node
+	dirs         map[string]bool
+	faults       []readFault
+	writeFault   map[string]bool
+	generation   uint64 // bumped by every crash
+	syncs        int
 }
 
 var _ storage.FS = (*FS)(nil)
 
 // New returns an empty file system holding only the root directory.
 func New() *FS {
-	return &FS{files: map[string]*node{}, dirs: map[string]bool{"/": true, ".": true}}
+	return &FS{files: map[string]*node{}, durableNames: map[string]*node{}, dirs: map[string]bool{"/": true, ".": true}}
 }
 
 func clean(p string) string { return path.Clean(p) }
@@ -223,10 +231,21 @@ func (m *FS) Stat(p string) (storage.FileInfo, error) {
 	return storage.FileInfo{}, fmt.Errorf("stat %s: %w", p, storage.ErrNotExist)
 }
 
-// SyncDir implements storage.FS; namespace changes are already durable.
+// SyncDir implements storage.FS: the names in directory p become durable.
 func (m *FS) SyncDir(p string) error {
-	if !m.dirs[clean(p)] {
+	p = clean(p)
+	if !m.dirs[p] {
 		return fmt.Errorf("syncdir %s: %w", p, storage.ErrNotExist)
+	}
+	for q := range m.durableNames {
+		if path.Dir(q) == p {
+			delete(m.durableNames, q)
+		}
+	}
+	for q, n := range m.files {
+		if path.Dir(q) == p {
+			m.durableNames[q] = n
+		}
 	}
 	return nil
 }
@@ -237,6 +256,13 @@ func (m *FS) Syncs() int { return m.syncs }
 // Crash simulates a power loss: every file loses its unsynced writes and
 // truncates, and every open handle becomes stale.
 func (m *FS) Crash() {
+	m.files = make(map[string]*node, len(m.durableNames))
+	for q, n := range m.durableNames {
+		m.files[q] = n
+		for d := path.Dir(q); !m.dirs[d]; d = path.Dir(d) {
+			m.dirs[d] = true
+		}
+	}
 	for _, n := range m.files {
 		n.data = append([]byte(nil), n.durable...)
 		n.pending = nil
@@ -246,7 +272,8 @@ func (m *FS) Crash() {
 
 // CrashTorn is Crash, except that the file at p keeps all its unsynced
 // changes but the last, and of the last (a write) only its first keepBytes
-// rounded down to a SectorSize boundary of the file.
+// rounded down to a SectorSize boundary of the file. (If p's name is not
+// durable the file is gone anyway.)
 func (m *FS) CrashTorn(p string, keepBytes int64) {
 	n, ok := m.files[clean(p)]
 	var keep []change
@@ -263,7 +290,7 @@ func (m *FS) CrashTorn(p string, keepBytes int64) {
 		}
 	}
 	m.Crash()
-	if ok {
+	if ok && m.files[clean(p)] == n {
 		for _, c := range keep {
 			n.data = apply(n.data, c)
 		}

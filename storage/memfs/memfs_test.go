@@ -29,6 +29,9 @@ func TestCrashDropsUnsyncedKeepsSynced(t *testing.T) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.SyncDir("/a/b"); err != nil {
+		t.Fatal(err)
+	}
 	mustWrite(t, f, []byte("-lost"))
 	if err := f.Truncate(2); err != nil {
 		t.Fatal(err)
@@ -51,6 +54,9 @@ func TestCrashTornKeepsSectorPrefix(t *testing.T) {
 	}
 	mustWrite(t, f, bytes.Repeat([]byte{1}, 300))
 	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/"); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, f, bytes.Repeat([]byte{2}, 100))  // unsynced, kept whole
@@ -136,5 +142,63 @@ func TestNamespace(t *testing.T) {
 	}
 	if ok, _ := storage.Exists(m, "/d/sub"); ok {
 		t.Fatal("RemoveAll left a directory")
+	}
+}
+
+func TestCrashRestoresDurableNames(t *testing.T) {
+	m := New()
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"/d/old", "/d/gone"} {
+		f, err := m.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, f, []byte(name))
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	// Unsynced namespace changes: a new file (data synced), a rename and
+	// a remove.
+	f, err := m.Create("/d/new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, []byte("new"))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename("/d/old", "/d/renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove("/d/gone"); err != nil {
+		t.Fatal(err)
+	}
+	m.Crash()
+	entries, err := m.ReadDir("/d")
+	if err != nil || len(entries) != 2 || entries[0].Name != "gone" || entries[1].Name != "old" {
+		t.Fatalf("after crash %+v %v", entries, err)
+	}
+	if data, _ := m.ReadFile("/d/old"); string(data) != "/d/old" {
+		t.Fatalf("old holds %q", data)
+	}
+	// Once the directory is synced the changes survive.
+	if err := m.Rename("/d/old", "/d/renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	m.Crash()
+	if ok, _ := storage.Exists(m, "/d/renamed"); !ok {
+		t.Fatal("synced rename lost")
+	}
+	if ok, _ := storage.Exists(m, "/d/old"); ok {
+		t.Fatal("synced rename undone")
 	}
 }
