@@ -226,3 +226,16 @@ func (m *Machine) Purge() {
 	m.unflushedMessages = 0
 	m.unflushedBytes = 0
 }
+
+// RemoveMessages lowers the message and byte counters after storage
+// deleted sealed segments (DeleteSegments, message expiry, size cap).
+// Offsets are unchanged: the partition keeps counting from NextOffset. The
+// server calls it in commit order, after the deletion it reports; the
+// counters never go below what the unflushed buffer still holds.
+func (m *Machine) RemoveMessages(messages, sizeBytes uint64) {
+	m.messagesCount -= min(messages, m.messagesCount-m.unflushedMessages)
+	m.sizeBytes -= min(sizeBytes, m.sizeBytes-min(m.sizeBytes, m.unflushedBytes))
+	if invariantsEnabled {
+		m.checkInvariants()
+	}
+}

@@ -1,0 +1,69 @@
+package partition
+
+import "testing"
+
+func TestRemoveMessages(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.send(1, buildBatch(t, "a", 4))
+	h.send(1, buildBatch(t, "b", 2))
+	first := uint64(len(h.m.Unflushed()[0]))
+	h.m.MarkFlushed(3)
+	h.m.RemoveMessages(4, first)
+	if h.m.MessagesCount() != 2 || h.m.SizeBytes() != uint64(len(h.m.Unflushed()[0])) || h.m.NextOffset() != 6 {
+		t.Fatalf("counters %d %d next %d", h.m.MessagesCount(), h.m.SizeBytes(), h.m.NextOffset())
+	}
+	h.m.RemoveMessages(100, 1<<40)
+	if h.m.MessagesCount() != 2 {
+		t.Fatalf("removed unflushed messages: %d left", h.m.MessagesCount())
+	}
+}
+
+// TestApplyAllocations guards the hot paths: a send costs the stamped copy,
+// its reply and amortised buffer growth; an auto-commit only its reply.
+func TestApplyAllocations(t *testing.T) {
+	if invariantsEnabled {
+		t.Skip("the invariant checks allocate; run without -tags invariants")
+	}
+	m := New(Config{MessagesRequiredToSave: 1 << 30, SizeOfMessagesRequiredToSaveBytes: 1 << 60})
+	body := EncodeSendMessages(Envelope{}, buildBatch(t, "a", 10))
+	op := uint64(0)
+	sends := testing.AllocsPerRun(200, func() {
+		op++
+		m.Apply(op, op, OperationSendMessages, body)
+	})
+	if sends > 3 {
+		t.Fatalf("send allocates %.1f times", sends)
+	}
+	store := StoreConsumerOffset{Consumer: ConsumerKey{Kind: ConsumerKindConsumer, ID: 1}, Offset: 5, Mode: StoreAutoCommit}.Encode(Envelope{})
+	m.TakeEffects()
+	stores := testing.AllocsPerRun(200, func() {
+		op++
+		m.Apply(op, op, OperationStoreConsumerOffset, store)
+	})
+	if stores > 1 {
+		t.Fatalf("auto-commit allocates %.1f times", stores)
+	}
+}
+
+func BenchmarkApplySend(b *testing.B) {
+	m := New(Config{})
+	body := EncodeSendMessages(Envelope{}, buildBatch(b, "bench", 100))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m.Apply(uint64(i+1), uint64(i+1), OperationSendMessages, body)
+		if m.FlushDue() {
+			m.MarkFlushed(m.NextOffset() - 1)
+		}
+	}
+}
+
+func BenchmarkApplyAutoCommit(b *testing.B) {
+	m := New(Config{})
+	m.Apply(1, 1, OperationSendMessages, EncodeSendMessages(Envelope{}, buildBatch(b, "x", 1)))
+	body := StoreConsumerOffset{Consumer: ConsumerKey{Kind: ConsumerKindConsumer, ID: 1}, Mode: StoreAutoCommit}.Encode(Envelope{})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m.Apply(uint64(i+2), 1, OperationStoreConsumerOffset, body)
+	}
+}
