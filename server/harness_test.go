@@ -128,3 +128,17 @@ func (ts *testServer) mustLog(fragments ...string) {
 		}
 	}
 }
+
+// newServerErr builds a server over dir and returns the error of New.
+func newServerErr(t *testing.T, dir string) (*server.Server, error) {
+	t.Helper()
+	cfg, err := config.Load("", []string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Root: server.RootCredentials{Username: "iggy", Password: "iggy"}})
+	if err == nil {
+		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	}
+	return srv, err
+}

@@ -415,3 +415,37 @@ func TestUsersTokensAndPermissions(t *testing.T) {
 		t.Log("no login lines in the log")
 	}
 }
+
+func TestCorruptMetadataJournalEntryStopsTheServer(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	c := ts.connect()
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := c.CreateStream(ctx(t), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.stop()
+	path := filepath.Join(ts.dir, "metadata", "journal.wal")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip a byte in the middle of the journal: entries follow it, so this
+	// is corruption, not a torn tail.
+	data[len(data)/2] ^= 0xFF
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newServerErr(t, ts.dir)
+	if err == nil {
+		t.Fatal("server started over a corrupt metadata journal")
+	}
+	if !strings.Contains(err.Error(), "journal.wal") {
+		t.Fatalf("error does not name the file: %v", err)
+	}
+	after, err2 := os.ReadFile(path)
+	if err2 != nil || !bytes.Equal(after, data) {
+		t.Fatalf("the journal was changed (%v)", err2)
+	}
+	t.Logf("boot refused: %v", err)
+}

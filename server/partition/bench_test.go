@@ -21,9 +21,6 @@ func TestRemoveMessages(t *testing.T) {
 // TestApplyAllocations guards the hot paths: a send costs the stamped copy,
 // its reply and amortised buffer growth; an auto-commit only its reply.
 func TestApplyAllocations(t *testing.T) {
-	if invariantsEnabled {
-		t.Skip("the invariant checks allocate; run without -tags invariants")
-	}
 	m := New(Config{MessagesRequiredToSave: 1 << 30, SizeOfMessagesRequiredToSaveBytes: 1 << 60})
 	body := EncodeSendMessages(Envelope{}, buildBatch(t, "a", 10))
 	op := uint64(0)
