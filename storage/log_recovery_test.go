@@ -433,3 +433,42 @@ func TestLogTrustSealedSegments(t *testing.T) {
 		t.Fatalf("full scan: %+v", report)
 	}
 }
+
+func TestLogSegmentGapFences(t *testing.T) {
+	fsys := memfs.New()
+	l, _ := openLog(t, fsys, partitionDir, storage.LogOptions{})
+	var fb flushBuilder
+	if err := l.Append(fb.flush(t, 2, 2, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A segment that does not continue the previous one's offsets.
+	stray := partitionDir + "/" + storage.SegmentLogName(100)
+	f, err := fsys.Create(stray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb.next = 100
+	if _, err := f.Append(fb.flush(t, 1, 1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	l2, report := openLog(t, fsys, partitionDir, storage.LogOptions{})
+	if c := report.Corruption; c == nil || c.File != stray || c.Offset != 4 {
+		t.Fatalf("gap: %+v", report.Corruption)
+	}
+	if s := l2.Stats(); s.NextOffset != 4 || s.Segments != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	expectRange(t, readAll(t, l2, 0), 0, 4)
+	if err := l2.Purge(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := storage.Exists(fsys, stray); ok {
+		t.Fatal("purge left a segment the fenced log never loaded")
+	}
+}
