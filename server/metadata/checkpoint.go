@@ -168,7 +168,8 @@ func decodeTopics(d *decoder, s *Stream) error {
 		if d.err != nil || int64(t.ID) <= previous || t.ID >= topicsPerStreamMax {
 			return corrupt(d, "topic")
 		}
-		if !validOptionsBlock(t.ExplicitOptions) || !validOptionsBlock(t.DerivedOptions) {
+		if !validOptionsBlock(t.ExplicitOptions) || !validOptionsBlock(t.DerivedOptions) ||
+			!validCompression(t.Options.CompressionAlgorithm) {
 			return corrupt(d, "topic options")
 		}
 		previous = int64(t.ID)

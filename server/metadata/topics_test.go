@@ -228,3 +228,26 @@ func TestTopicPermissions(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateTopicRejectsOversizedPatch(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(&CreateStream{Name: "s"})
+	explicit := make(wire.Options, 0, 700)
+	sent := make(wire.Options, 0, 700)
+	for i := 0; i < 700; i++ {
+		explicit = append(explicit, wire.BoolOption(fmt.Sprintf("a%03d", i), true))
+		sent = append(sent, wire.BoolOption(fmt.Sprintf("b%03d", i), true))
+	}
+	op := createTopicOp(NumericID(0), "t", 1)
+	op.ExplicitOptions = block(explicit...)
+	h.mustOK(op)
+	// 1400 pairs after merging exceed the 1024-pair limit of §4.8.
+	update := &UpdateTopic{Stream: NumericID(0), Topic: NumericID(0), Name: "t", Options: block(sent...)}
+	if got := h.code(RootUserID, update); got != CodeInvalidOptionValue {
+		t.Fatalf("code %d", got)
+	}
+	_, topic, _ := h.m.ResolveTopic(NumericID(0), NumericID(0))
+	if !bytes.Equal(topic.ExplicitOptions, op.ExplicitOptions) {
+		t.Fatal("a rejected update changed the options")
+	}
+}
