@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,8 +73,7 @@ func (OSFS) SyncDir(path string) error {
 		return err
 	}
 	if err := d.Sync(); err != nil {
-		_ = d.Close() // the sync error is the one to report
-		return fmt.Errorf("sync directory %s: %w", path, err)
+		return errors.Join(fmt.Errorf("sync directory %s: %w", path, err), d.Close())
 	}
 	return d.Close()
 }
@@ -92,8 +92,7 @@ func openOSFile(path string, flag int) (*osFile, error) {
 	}
 	info, err := f.Stat()
 	if err != nil {
-		_ = f.Close() // the stat error is the one to report
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
 	return &osFile{f: f, size: info.Size()}, nil
 }

@@ -162,7 +162,10 @@ func PurgeConsumerOffsets(fsys FS, partitionDir string) error {
 // leftover temporary files are ignored. I/O errors are returned.
 func LoadConsumerOffsets(fsys FS, partitionDir string) (offsets []StoredOffset, invalid []InvalidOffsetFile, err error) {
 	for _, kind := range []OffsetKind{ConsumerOffset, GroupOffset} {
-		sub, _ := kind.dirName() // both kinds are valid
+		sub, err := kind.dirName()
+		if err != nil {
+			return nil, nil, err
+		}
 		dir := path.Join(partitionDir, offsetsDir, sub)
 		entries, err := fsys.ReadDir(dir)
 		if errors.Is(err, ErrNotExist) {
