@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"sort"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -10,35 +9,15 @@ import (
 	"github.com/stratabroker/strata/server/partition"
 )
 
-// Partitioning kinds of a send (PROTOCOL.md §4.4).
-const (
-	partitioningBalanced    = 1
-	partitioningPartitionID = 2
-	partitioningMessagesKey = 3
-)
-
-// Consumer kinds (§4.3).
-const (
-	consumerKindConsumer = 1
-	consumerKindGroup    = 2
-)
-
 // handleSendMessages runs SendMessages (§6.4-6.5): resolve the target,
 // authorize, validate the batch, then append through the partition.
 func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, client, _ := c.binding()
-	r := reader{buf: body}
-	metadataLength := int(r.u32())
-	metaEnd := 4 + metadataLength
-	stream, topic := r.identifier(), r.identifier()
-	kind := r.u8()
-	valueLength := int(r.u8())
-	value := r.take(valueLength)
-	messagesCount := r.u32()
-	if r.err != nil || r.off != metaEnd {
+	var req wire.SendMessagesRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrResourceNotFound)
 	}
-	batch := body[metaEnd:]
+	stream, topic, batch := metaID(req.StreamID), metaID(req.TopicID), req.Batch
 
 	s.meta.mu.RLock()
 	t, code := s.meta.machine.ResolveSend(userID, stream, topic)
@@ -63,27 +42,21 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 		return deny(wire.ErrResourceNotFound)
 	}
 	var partitionID uint32
-	switch kind {
-	case partitioningBalanced:
+	switch req.Partitioning.Kind {
+	case wire.PartitioningBalanced:
 		partitionID = partitionIDs[s.parts.nextBalanced(streamID, topicID)%uint32(len(partitionIDs))]
-	case partitioningPartitionID:
-		if valueLength != 4 {
-			return deny(wire.ErrResourceNotFound)
-		}
-		partitionID = binary.LittleEndian.Uint32(value)
+	case wire.PartitioningPartitionID:
+		partitionID = req.Partitioning.PartitionID
 		i := sort.Search(len(partitionIDs), func(i int) bool { return partitionIDs[i] >= partitionID })
 		if i == len(partitionIDs) || partitionIDs[i] != partitionID {
 			return deny(wire.ErrResourceNotFound)
 		}
-	case partitioningMessagesKey:
-		if valueLength == 0 {
-			return deny(wire.ErrResourceNotFound)
-		}
-		partitionID = partitionIDs[xxh32.Checksum(value)%uint32(len(partitionIDs))]
+	case wire.PartitioningMessagesKey:
+		partitionID = partitionIDs[xxh32.Checksum(req.Partitioning.Key)%uint32(len(partitionIDs))]
 	default:
 		return deny(wire.ErrResourceNotFound)
 	}
-	if err := wire.ValidateBatch(batch, messagesCount); err != nil {
+	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
 		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
 	p, ok := s.parts.get(partKey{streamID, topicID, partitionID})
@@ -98,53 +71,36 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	return response{body: reply}
 }
 
-// consumerTarget is the decoded head shared by poll and offset requests:
-// Consumer, stream, topic, [has_partition u8][partition_id u32].
-type consumerTarget struct {
-	consumerKind uint8
-	consumerID   metadata.Identifier
-	stream       metadata.Identifier
-	topic        metadata.Identifier
-	hasPartition bool
-	partitionID  uint32
-}
-
-// readConsumerTarget decodes a consumerTarget.
-func readConsumerTarget(r *reader) consumerTarget {
-	var t consumerTarget
-	t.consumerKind = r.u8()
-	t.consumerID = r.identifier()
-	t.stream = r.identifier()
-	t.topic = r.identifier()
-	t.hasPartition = r.u8() == 1
-	t.partitionID = r.u32()
-	if r.err == nil && t.consumerKind != consumerKindConsumer && t.consumerKind != consumerKindGroup {
-		r.err = errMalformed
-	}
-	return t
-}
-
 // consumerKey maps a plain consumer to its offset key: a numeric id as is,
-// a name by XXH32.
-func (t consumerTarget) consumerKey() partition.ConsumerKey {
-	id := t.consumerID.ID
-	if !t.consumerID.Numeric {
-		id = xxh32.Checksum([]byte(t.consumerID.Name))
+// a name by XXH32 (§4.3).
+func consumerKey(c wire.Consumer) partition.ConsumerKey {
+	id := c.ID.Numeric
+	if !c.ID.IsNumeric() {
+		id = xxh32.Checksum([]byte(c.ID.Name))
 	}
-	return partition.ConsumerKey{Kind: t.consumerKind, ID: id}
+	return partition.ConsumerKey{Kind: uint8(c.Kind), ID: id}
+}
+
+// partitionOf is the partition a request names; an absent one is 0.
+func partitionOf(p wire.OptionalPartition) uint32 {
+	if p.Present {
+		return p.ID
+	}
+	return 0
 }
 
 // resolvePartition finds the partition of a plain-consumer request and
 // checks the poll permission; the denial codes follow §6.6.
-func (s *Server) resolvePartition(userID uint32, t consumerTarget) (*partitionRuntime, wire.ErrorCode) {
+func (s *Server) resolvePartition(userID uint32, t wire.OffsetTarget) (*partitionRuntime, wire.ErrorCode) {
+	partitionID := partitionOf(t.Partition)
 	s.meta.mu.RLock()
-	_, topic, code := s.meta.machine.ResolveTopic(t.stream, t.topic)
+	_, topic, code := s.meta.machine.ResolveTopic(metaID(t.StreamID), metaID(t.TopicID))
 	var key partKey
 	allowed := false
 	if code == metadata.CodeOK {
-		key = partKey{topic.StreamID, topic.ID, t.partitionID}
+		key = partKey{topic.StreamID, topic.ID, partitionID}
 		allowed = s.meta.machine.CanPoll(userID, topic.StreamID, topic.ID)
-		if !topic.HasPartition(t.partitionID) {
+		if !topic.HasPartition(partitionID) {
 			code = metadata.CodePartitionNotFound
 		}
 	}
@@ -171,29 +127,22 @@ func emptyPoll(dst []byte, partitionID uint32) []byte {
 // polls answer the re-sync fence until consumer groups arrive.
 func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	t := readConsumerTarget(&r)
-	strategy := r.u8()
-	value := r.u64()
-	count := r.u32()
-	autoCommit := r.u8() != 0
-	if r.done() != nil || strategy < partition.StrategyOffset || strategy > partition.StrategyNext {
+	var req wire.PollMessagesRequest
+	if err := req.Decode(body); err != nil {
 		return response{body: emptyPoll(c.scratch[:0], 0)}
 	}
-	if t.consumerKind == consumerKindGroup {
+	if req.Consumer.Kind == wire.ConsumerKindGroup {
 		return response{body: emptyPoll(c.scratch[:0], wire.PartitionIDResync)}
 	}
-	if !t.hasPartition {
-		t.partitionID = 0
-	}
-	p, code := s.resolvePartition(userID, t)
+	target := wire.OffsetTarget{Consumer: req.Consumer, StreamID: req.StreamID, TopicID: req.TopicID, Partition: req.Partition}
+	p, code := s.resolvePartition(userID, target)
 	if code != wire.ErrorCodeOK {
 		return deny(code)
 	}
-	out, status := p.poll(c.scratch[:0], strategy, value, count, t.consumerKey(), autoCommit)
+	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
-		return response{body: emptyPoll(out[:0], t.partitionID)}
+		return response{body: emptyPoll(out[:0], partitionOf(req.Partition))}
 	}
 	return response{body: out}
 }
@@ -201,15 +150,11 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 // handleGetConsumerOffset runs GetConsumerOffset (120).
 func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	t := readConsumerTarget(&r)
-	if r.done() != nil || t.consumerKind == consumerKindGroup {
+	var req wire.GetConsumerOffsetRequest
+	if err := req.Decode(body); err != nil || req.Consumer.Kind == wire.ConsumerKindGroup {
 		return response{}
 	}
-	if !t.hasPartition {
-		t.partitionID = 0
-	}
-	p, code := s.resolvePartition(userID, t)
+	p, code := s.resolvePartition(userID, req.OffsetTarget)
 	switch code {
 	case wire.ErrorCodeOK:
 	case wire.ErrPartitionNotFound, wire.ErrUnauthorized:
@@ -217,25 +162,22 @@ func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	default:
 		return response{}
 	}
-	stored, current, ok := p.storedOffset(t.consumerKey())
+	stored, current, ok := p.storedOffset(consumerKey(req.Consumer))
 	if !ok {
 		return response{}
 	}
-	record := wire.ConsumerOffset{PartitionID: t.partitionID, CurrentOffset: current, StoredOffset: stored}
+	record := wire.ConsumerOffset{PartitionID: partitionOf(req.Partition), CurrentOffset: current, StoredOffset: stored}
 	return response{body: record.AppendTo(c.scratch[:0])}
 }
 
 // handleStoreConsumerOffset runs StoreConsumerOffset (121).
 func (s *Server) handleStoreConsumerOffset(c *connection, h *wire.RequestHeader, body []byte) response {
-	r := reader{buf: body}
-	t := readConsumerTarget(&r)
-	offset := r.u64()
-	ack := r.u8()
-	if r.done() != nil || ack > 1 {
+	var req wire.StoreConsumerOffsetRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrResourceNotFound)
 	}
-	op := partition.StoreConsumerOffset{Offset: offset, Mode: partition.StoreExplicit}
-	return s.offsetWrite(c, h, t, partition.OperationStoreConsumerOffset, func(key partition.ConsumerKey, env partition.Envelope) []byte {
+	op := partition.StoreConsumerOffset{Offset: req.Offset, Mode: partition.StoreExplicit}
+	return s.offsetWrite(c, h, req.OffsetTarget, partition.OperationStoreConsumerOffset, func(key partition.ConsumerKey, env partition.Envelope) []byte {
 		op.Consumer = key
 		return op.Encode(env)
 	})
@@ -243,22 +185,20 @@ func (s *Server) handleStoreConsumerOffset(c *connection, h *wire.RequestHeader,
 
 // handleDeleteConsumerOffset runs DeleteConsumerOffset (122).
 func (s *Server) handleDeleteConsumerOffset(c *connection, h *wire.RequestHeader, body []byte) response {
-	r := reader{buf: body}
-	t := readConsumerTarget(&r)
-	ack := r.u8()
-	if r.done() != nil || ack > 1 {
+	var req wire.DeleteConsumerOffsetRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrResourceNotFound)
 	}
-	return s.offsetWrite(c, h, t, partition.OperationDeleteConsumerOffset, func(key partition.ConsumerKey, env partition.Envelope) []byte {
+	return s.offsetWrite(c, h, req.OffsetTarget, partition.OperationDeleteConsumerOffset, func(key partition.ConsumerKey, env partition.Envelope) []byte {
 		return partition.DeleteConsumerOffset{Consumer: key}.Encode(env)
 	})
 }
 
 // offsetWrite resolves and applies an offset store or delete; failures are
 // denials (§5.7), success is the empty result section.
-func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t consumerTarget, operation uint8, encode func(partition.ConsumerKey, partition.Envelope) []byte) response {
+func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t wire.OffsetTarget, operation uint8, encode func(partition.ConsumerKey, partition.Envelope) []byte) response {
 	_, userID, client, _ := c.binding()
-	if !t.hasPartition || t.consumerKind == consumerKindGroup {
+	if !t.Partition.Present || t.Consumer.Kind == wire.ConsumerKindGroup {
 		return deny(wire.ErrResourceNotFound)
 	}
 	p, code := s.resolvePartition(userID, t)
@@ -270,7 +210,7 @@ func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t consumerTar
 		return deny(wire.ErrResourceNotFound)
 	}
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	if status := p.applyOffset(encode(t.consumerKey(), env), operation); status != wire.ErrorCodeOK {
+	if status := p.applyOffset(encode(consumerKey(t.Consumer), env), operation); status != wire.ErrorCodeOK {
 		return deny(status)
 	}
 	return response{body: wire.AppendResultOK(c.scratch[:0])}

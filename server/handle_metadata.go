@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server/metadata"
@@ -81,175 +80,163 @@ func tokenReply(token string) []byte {
 	return append(b, token...)
 }
 
+// metaID maps a protocol identifier to the metadata machine's.
+func metaID(id wire.Identifier) metadata.Identifier {
+	if id.IsNumeric() {
+		return metadata.NumericID(id.Numeric)
+	}
+	return metadata.NamedID(id.Name)
+}
+
+// metaPermissions maps protocol permissions to the metadata machine's;
+// both share the §4.10 encoding.
+func metaPermissions(p *wire.Permissions) (*metadata.Permissions, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return metadata.DecodePermissions(p.AppendTo(nil))
+}
+
 // prepareMetadata decodes a metadata request body into an operation and
 // does the non-deterministic work (password hashing, token generation)
 // before sequencing.
 func (s *Server) prepareMetadata(operation wire.Operation, body []byte, userID uint32) prepared {
-	r := reader{buf: body}
-	var p prepared
-	switch operation {
-	case wire.OpCreateStream:
-		o := &metadata.CreateStream{Name: r.name()}
-		if opts := r.rest(); r.err == nil && len(opts) > 0 {
-			return prepared{status: optionsDenial(opts)}
+	code, ok := wire.CodeForOperation(operation)
+	if !ok {
+		return prepared{status: wire.ErrInvalidCommand}
+	}
+	req, ok := wire.NewRequest(code)
+	if !ok {
+		return prepared{status: wire.ErrInvalidCommand}
+	}
+	if err := req.Decode(body); err != nil {
+		return prepared{status: decodeDenial(err)}
+	}
+	switch r := req.(type) {
+	case *wire.CreateStreamRequest:
+		if len(r.Options) > 0 {
+			return prepared{status: wire.ErrUnsupportedOptionKey}
 		}
-		p.op = o
-	case wire.OpUpdateStream:
-		o := &metadata.UpdateStream{Stream: r.identifier(), Name: r.name()}
-		if opts := r.rest(); r.err == nil && len(opts) > 0 {
-			return prepared{status: optionsDenial(opts)}
+		return prepared{op: &metadata.CreateStream{Name: r.Name}}
+	case *wire.UpdateStreamRequest:
+		if len(r.Options) > 0 {
+			return prepared{status: wire.ErrUnsupportedOptionKey}
 		}
-		p.op = o
-	case wire.OpDeleteStream:
-		p.op = &metadata.DeleteStream{Stream: r.identifier()}
-	case wire.OpPurgeStream:
-		p.op = &metadata.PurgeStream{Stream: r.identifier()}
-	case wire.OpCreateTopic:
-		return s.prepareCreateTopic(body)
-	case wire.OpUpdateTopic:
-		return s.prepareUpdateTopic(body)
-	case wire.OpDeleteTopic:
-		p.op = &metadata.DeleteTopic{Stream: r.identifier(), Topic: r.identifier()}
-	case wire.OpPurgeTopic:
-		p.op = &metadata.PurgeTopic{Stream: r.identifier(), Topic: r.identifier()}
-	case wire.OpCreatePartitions, wire.OpDeletePartitions:
-		stream, topic, count := r.identifier(), r.identifier(), r.u32()
-		if r.done() == nil && (count == 0 || count > partitionsPerRequestMax) {
+		return prepared{op: &metadata.UpdateStream{Stream: metaID(r.StreamID), Name: r.Name}}
+	case *wire.DeleteStreamRequest:
+		return prepared{op: &metadata.DeleteStream{Stream: metaID(r.StreamID)}}
+	case *wire.PurgeStreamRequest:
+		return prepared{op: &metadata.PurgeStream{Stream: metaID(r.StreamID)}}
+	case *wire.CreateTopicRequest:
+		return s.prepareCreateTopic(r)
+	case *wire.UpdateTopicRequest:
+		return s.prepareUpdateTopic(r)
+	case *wire.DeleteTopicRequest:
+		return prepared{op: &metadata.DeleteTopic{Stream: metaID(r.StreamID), Topic: metaID(r.TopicID)}}
+	case *wire.PurgeTopicRequest:
+		return prepared{op: &metadata.PurgeTopic{Stream: metaID(r.StreamID), Topic: metaID(r.TopicID)}}
+	case *wire.CreatePartitionsRequest:
+		if r.PartitionsCount == 0 || r.PartitionsCount > partitionsPerRequestMax {
 			return prepared{status: wire.ErrTooManyPartitions}
 		}
-		if operation == wire.OpCreatePartitions {
-			p.op = &metadata.CreatePartitions{Stream: stream, Topic: topic, Count: count}
-		} else {
-			p.op = &metadata.DeletePartitions{Stream: stream, Topic: topic, Count: count}
+		return prepared{op: &metadata.CreatePartitions{Stream: metaID(r.StreamID), Topic: metaID(r.TopicID), Count: r.PartitionsCount}}
+	case *wire.DeletePartitionsRequest:
+		if r.PartitionsCount == 0 || r.PartitionsCount > partitionsPerRequestMax {
+			return prepared{status: wire.ErrTooManyPartitions}
 		}
-	case wire.OpDeleteSegments:
-		p.op = &metadata.DeleteSegments{Stream: r.identifier(), Topic: r.identifier(), PartitionID: r.u32(), SegmentsCount: r.u32()}
-	case wire.OpCreateUser:
-		return s.prepareCreateUser(body)
-	case wire.OpUpdateUser:
-		o := &metadata.UpdateUser{User: r.identifier()}
-		if o.SetUsername = r.u8() == 1; o.SetUsername {
-			o.Username = r.name()
+		return prepared{op: &metadata.DeletePartitions{Stream: metaID(r.StreamID), Topic: metaID(r.TopicID), Count: r.PartitionsCount}}
+	case *wire.DeleteSegmentsRequest:
+		return prepared{op: &metadata.DeleteSegments{Stream: metaID(r.StreamID), Topic: metaID(r.TopicID), PartitionID: r.PartitionID, SegmentsCount: r.SegmentsCount}}
+	case *wire.CreateUserRequest:
+		return s.prepareCreateUser(r)
+	case *wire.UpdateUserRequest:
+		if len(r.Options) > 0 {
+			return prepared{status: wire.ErrUnsupportedOptionKey}
 		}
-		if o.SetStatus = r.u8() == 1; o.SetStatus {
-			o.Status = r.u8()
+		o := &metadata.UpdateUser{User: metaID(r.UserID)}
+		if r.Username != nil {
+			o.SetUsername, o.Username = true, *r.Username
 		}
-		if opts := r.rest(); r.err == nil && len(opts) > 0 {
-			return prepared{status: optionsDenial(opts)}
+		if r.Status != nil {
+			o.SetStatus, o.Status = true, uint8(*r.Status)
 		}
-		p.op = o
-	case wire.OpDeleteUser:
-		p.op = &metadata.DeleteUser{User: r.identifier()}
-	case wire.OpChangePassword:
-		return s.prepareChangePassword(body, userID)
-	case wire.OpUpdatePermissions:
-		o := &metadata.UpdatePermissions{User: r.identifier()}
-		o.Permissions = readOptionalPermissions(&r)
-		p.op = o
-	case wire.OpCreatePersonalAccessToken:
-		name, expiry := r.name(), r.u64()
-		if r.done() != nil {
+		return prepared{op: o}
+	case *wire.DeleteUserRequest:
+		return prepared{op: &metadata.DeleteUser{User: metaID(r.UserID)}}
+	case *wire.ChangePasswordRequest:
+		return s.prepareChangePassword(r)
+	case *wire.UpdatePermissionsRequest:
+		perms, err := metaPermissions(r.Permissions)
+		if err != nil {
 			return prepared{status: wire.ErrInvalidCommand}
 		}
-		s.meta.mu.RLock()
-		count := len(s.meta.machine.Tokens(userID))
-		s.meta.mu.RUnlock()
-		if count >= int(s.cfg.PersonalAccessToken.MaxTokensPerUser) {
-			return prepared{status: wire.ErrPersonalAccessTokensLimitReached}
-		}
-		token, hash, err := NewToken()
-		if err != nil {
-			return prepared{status: wire.ErrError}
-		}
-		return prepared{op: &metadata.CreatePersonalAccessToken{Name: name, TokenHash: hash, ExpiryMicros: expiry}, token: token}
-	case wire.OpDeletePersonalAccessToken:
-		p.op = &metadata.DeletePersonalAccessToken{Name: r.name()}
-	default:
-		return prepared{status: wire.ErrInvalidCommand}
+		return prepared{op: &metadata.UpdatePermissions{User: metaID(r.UserID), Permissions: perms}}
+	case *wire.CreatePersonalAccessTokenRequest:
+		return s.prepareCreateToken(r, userID)
+	case *wire.DeletePersonalAccessTokenRequest:
+		return prepared{op: &metadata.DeletePersonalAccessToken{Name: r.Name}}
 	}
-	if r.done() != nil {
-		return prepared{status: wire.ErrInvalidCommand}
-	}
-	return p
+	return prepared{status: wire.ErrInvalidCommand}
 }
 
-// optionsDenial is the denial for an options block sent where none is
-// accepted: 4041 for a well-formed block (its keys are unsupported), 3 for
-// a malformed one.
-func optionsDenial(block []byte) wire.ErrorCode {
-	if _, err := wire.ParseOptions(block); err != nil {
-		return wire.ErrInvalidCommand
-	}
-	return wire.ErrUnsupportedOptionKey
+// decodeDenial is the status for an undecodable request: the error code
+// the decoder named (options problems: 4041, 4042, 4043), else 3.
+func decodeDenial(err error) wire.ErrorCode {
+	return wire.CodeOf(err)
 }
 
-// prepareCreateUser decodes CreateUser and hashes the password.
-func (s *Server) prepareCreateUser(body []byte) prepared {
-	r := reader{buf: body}
-	username := r.name()
-	password := r.shortText()
-	status := r.u8()
-	permissions := readOptionalPermissions(&r)
-	opts := r.rest()
-	if r.err != nil {
-		return prepared{status: wire.ErrInvalidCommand}
+// prepareCreateToken checks the token limit and generates the token; only
+// its hash enters the operation.
+func (s *Server) prepareCreateToken(r *wire.CreatePersonalAccessTokenRequest, userID uint32) prepared {
+	s.meta.mu.RLock()
+	count := len(s.meta.machine.Tokens(userID))
+	s.meta.mu.RUnlock()
+	if count >= int(s.cfg.PersonalAccessToken.MaxTokensPerUser) {
+		return prepared{status: wire.ErrPersonalAccessTokensLimitReached}
 	}
-	if len(opts) > 0 {
-		return prepared{status: optionsDenial(opts)}
-	}
-	hash, err := HashPassword(password)
+	token, hash, err := NewToken()
 	if err != nil {
 		return prepared{status: wire.ErrError}
 	}
-	return prepared{op: &metadata.CreateUser{Username: username, PasswordHash: hash, Status: status, Permissions: permissions}}
+	return prepared{op: &metadata.CreatePersonalAccessToken{Name: r.Name, TokenHash: hash, ExpiryMicros: r.Expiry}, token: token}
+}
+
+// prepareCreateUser hashes the password of a CreateUser.
+func (s *Server) prepareCreateUser(r *wire.CreateUserRequest) prepared {
+	if len(r.Options) > 0 {
+		return prepared{status: wire.ErrUnsupportedOptionKey}
+	}
+	perms, err := metaPermissions(r.Permissions)
+	if err != nil {
+		return prepared{status: wire.ErrInvalidCommand}
+	}
+	hash, err := HashPassword(r.Password)
+	if err != nil {
+		return prepared{status: wire.ErrError}
+	}
+	return prepared{op: &metadata.CreateUser{Username: r.Username, PasswordHash: hash, Status: uint8(r.Status), Permissions: perms}}
 }
 
 // prepareChangePassword verifies the current password against the stored
 // hash and hashes the new one.
-func (s *Server) prepareChangePassword(body []byte, userID uint32) prepared {
-	r := reader{buf: body}
-	target := r.identifier()
-	current := r.shortText()
-	next := r.shortText()
-	if r.done() != nil {
-		return prepared{status: wire.ErrInvalidCommand}
-	}
-	o := &metadata.ChangePassword{User: target}
+func (s *Server) prepareChangePassword(r *wire.ChangePasswordRequest) prepared {
+	o := &metadata.ChangePassword{User: metaID(r.UserID)}
 	s.meta.mu.RLock()
-	user := s.meta.machine.User(target)
+	user := s.meta.machine.User(o.User)
 	var storedHash string
 	if user != nil {
 		storedHash = user.PasswordHash
 	}
 	s.meta.mu.RUnlock()
-	if user != nil && CheckPassword(storedHash, current) {
+	if user != nil && CheckPassword(storedHash, r.CurrentPassword) {
 		o.VerifiedHash = storedHash
 	}
-	if next != "" {
-		hash, err := HashPassword(next)
+	if r.NewPassword != "" {
+		hash, err := HashPassword(r.NewPassword)
 		if err != nil {
 			return prepared{status: wire.ErrError}
 		}
 		o.NewPasswordHash = hash
 	}
 	return prepared{op: o}
-}
-
-// readOptionalPermissions reads `[flag u8][len u32][Permissions]` (§4.10):
-// flag 1 = present, anything else = absent.
-func readOptionalPermissions(r *reader) *metadata.Permissions {
-	if r.u8() != 1 {
-		return nil
-	}
-	n := r.u32()
-	raw := r.take(int(n))
-	if r.err != nil {
-		return nil
-	}
-	p, err := metadata.DecodePermissions(raw)
-	if err != nil {
-		r.err = errors.Join(errMalformed, err)
-		return nil
-	}
-	return p
 }

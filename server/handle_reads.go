@@ -70,7 +70,8 @@ func (s *Server) streamDetails(st *metadata.Stream) wire.StreamDetails {
 	return details
 }
 
-// readDenied reports whether userID may not run a read guarded by rule.
+// encodeOr3 answers with an encoded record, or denies when it does not
+// encode.
 func (s *Server) encodeOr3(body []byte, err error) response {
 	if err != nil {
 		return deny(wire.ErrCannotSerializeResource)
@@ -81,14 +82,13 @@ func (s *Server) encodeOr3(body []byte, err error) response {
 // handleGetStream runs GetStream (200).
 func (s *Server) handleGetStream(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	id := r.identifier()
-	if r.done() != nil {
+	var req wire.GetStreamRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
-	st := s.meta.machine.Stream(id)
+	st := s.meta.machine.Stream(metaID(req.StreamID))
 	if st == nil {
 		return response{}
 	}
@@ -117,14 +117,13 @@ func (s *Server) handleGetStreams(c *connection) response {
 // handleGetTopic runs GetTopic (300).
 func (s *Server) handleGetTopic(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	stream, topic := r.identifier(), r.identifier()
-	if r.done() != nil {
+	var req wire.GetTopicRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(stream, topic)
+	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
 	if code != metadata.CodeOK {
 		return response{}
 	}
@@ -138,14 +137,13 @@ func (s *Server) handleGetTopic(c *connection, body []byte) response {
 // handleGetTopics runs GetTopics (301): `[count u32]` + headers.
 func (s *Server) handleGetTopics(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	stream := r.identifier()
-	if r.done() != nil {
+	var req wire.GetTopicsRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
-	st := s.meta.machine.Stream(stream)
+	st := s.meta.machine.Stream(metaID(req.StreamID))
 	if st == nil {
 		return s.encodeOr3(wire.AppendTopicList(c.scratch[:0], nil))
 	}
@@ -168,9 +166,8 @@ func userRecord(u *metadata.User) wire.User {
 // handleGetUser runs GetUser (31).
 func (s *Server) handleGetUser(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
-	r := reader{buf: body}
-	id := r.identifier()
-	if r.done() != nil {
+	var req wire.GetUserRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
 	s.meta.mu.RLock()
@@ -178,7 +175,7 @@ func (s *Server) handleGetUser(c *connection, body []byte) response {
 	if !s.meta.machine.CanReadUsers(userID) {
 		return deny(wire.ErrUnauthorized)
 	}
-	u := s.meta.machine.User(id)
+	u := s.meta.machine.User(metaID(req.UserID))
 	if u == nil {
 		return response{}
 	}

@@ -10,51 +10,13 @@ import (
 	"github.com/stratabroker/strata/server/metadata"
 )
 
-// loginBody is a decoded Register body (PROTOCOL.md §2.3).
-type loginBody struct {
-	protocolVersion uint32
-	sdkName         string
-	sdkVersion      string
-	// password shape
-	passwordShape bool
-	username      string
-	password      string
-	// token shape
-	tokenShape bool
-	token      string
-}
-
-// decodeLogin decodes the version prefix and then tries the
-// username/password shape and the token shape of the tail; ok is false when
-// the prefix does not decode.
-func decodeLogin(body []byte) (login loginBody, ok bool) {
-	r := reader{buf: body}
-	login.protocolVersion = r.u32()
-	login.sdkName = r.name()
-	login.sdkVersion = r.name()
-	if r.err != nil {
-		return login, false
-	}
-	tail := r.rest()
-	pw := reader{buf: tail}
-	login.username = pw.name()
-	login.password = pw.shortText()
-	pw.utf8(int(pw.u32()))
-	login.passwordShape = pw.err == nil
-	tk := reader{buf: tail}
-	login.token = tk.shortText()
-	tk.utf8(int(tk.u32()))
-	login.tokenShape = tk.err == nil
-	return login, true
-}
-
 // handleRegister runs the login flow of §2.3.
 func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byte) response {
-	login, ok := decodeLogin(body)
-	if !ok {
+	login, err := wire.ParseLogin(body)
+	if err != nil {
 		return response{evict: wire.EvictMalformedLogin}
 	}
-	if !wire.AcceptsProtocolVersion(login.protocolVersion) {
+	if !wire.AcceptsProtocolVersion(login.Version.ProtocolVersion) {
 		return response{evict: wire.EvictIncompatibleProtocol}
 	}
 	userID, reason := s.authenticate(login)
@@ -82,24 +44,24 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 
 // authenticate checks a login's credentials: the password shape first,
 // then the token shape. It returns the user id, or the eviction reason.
-func (s *Server) authenticate(login loginBody) (uint32, wire.EvictionReason) {
+func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
 	credentialsRejected := false
-	if login.passwordShape {
-		n, p := len(login.username), len(login.password)
-		user := s.meta.machine.UserByName(login.username)
+	if pw := login.Password; pw != nil {
+		n, p := len(pw.Username), len(pw.Password)
+		user := s.meta.machine.UserByName(pw.Username)
 		switch {
 		case n < usernameLengthMin || n > usernameLengthMax || p < passwordLengthMin || p > passwordLengthMax:
 			credentialsRejected = true
-		case user == nil || user.Status != metadata.UserStatusActive || !CheckPassword(user.PasswordHash, login.password):
+		case user == nil || user.Status != metadata.UserStatusActive || !CheckPassword(user.PasswordHash, pw.Password):
 			credentialsRejected = true
 		default:
 			return user.ID, 0
 		}
 	}
-	if login.tokenShape && login.token != "" {
-		user, token := s.meta.machine.TokenByHash(TokenHash(login.token))
+	if tk := login.Token; tk != nil && tk.Token != "" {
+		user, token := s.meta.machine.TokenByHash(TokenHash(tk.Token))
 		switch {
 		case user == nil:
 		case token.ExpiryAt != 0 && token.ExpiryAt <= s.nowMicros():

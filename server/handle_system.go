@@ -27,11 +27,11 @@ func (s *Server) handleGetMe(c *connection) response {
 
 // handleGetClient runs GetClient (21).
 func (s *Server) handleGetClient(c *connection, body []byte) response {
-	r := reader{buf: body}
-	id := r.u32()
-	if r.done() != nil {
+	var req wire.GetClientRequest
+	if err := req.Decode(body); err != nil {
 		return response{}
 	}
+	id := req.ClientID
 	if !s.canReadServers(c) {
 		return deny(wire.ErrUnauthorized)
 	}
@@ -94,13 +94,12 @@ func portOf(address string) uint16 {
 
 // handleDescribeOptions runs DescribeOptions (13).
 func (s *Server) handleDescribeOptions(body []byte) response {
-	r := reader{buf: body}
-	scope := wire.OptionScope(r.u8())
-	if r.done() != nil {
+	var req wire.DescribeOptionsRequest
+	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
 	var reply wire.DescribeOptionsReply
-	switch scope {
+	switch req.Scope {
 	case wire.OptionScopeTopic:
 		reply.Descriptors = wire.TopicOptionDescriptorsWithExtensions()
 	case wire.OptionScopeStream, wire.OptionScopeUser:

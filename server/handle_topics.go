@@ -7,13 +7,10 @@ import (
 
 // prepareCreateTopic decodes CreateTopic and resolves its options block
 // into settings, the canonical explicit block and the derived block.
-func (s *Server) prepareCreateTopic(body []byte) prepared {
-	r := reader{buf: body}
-	stream := r.identifier()
-	partitions := r.u32()
-	name := r.name()
-	block := r.rest()
-	if r.err != nil {
+func (s *Server) prepareCreateTopic(r *wire.CreateTopicRequest) prepared {
+	partitions := r.PartitionsCount
+	block, err := r.Options.AppendTo(nil)
+	if err != nil {
 		return prepared{status: wire.ErrInvalidCommand}
 	}
 	if partitions > partitionsPerRequestMax {
@@ -33,9 +30,9 @@ func (s *Server) prepareCreateTopic(body []byte) prepared {
 	}
 	st := parsed.Settings
 	return prepared{op: &metadata.CreateTopic{
-		Stream:          stream,
+		Stream:          metaID(r.StreamID),
 		PartitionsCount: partitions,
-		Name:            name,
+		Name:            r.Name,
 		Options: metadata.TopicOptions{
 			MessageExpiryMicros:               st.MessageExpiry,
 			CompressionAlgorithm:              st.CompressionAlgorithm,
@@ -62,12 +59,10 @@ func durabilityOf(d wire.Durability) uint8 {
 }
 
 // prepareUpdateTopic decodes UpdateTopic and validates its options.
-func (s *Server) prepareUpdateTopic(body []byte) prepared {
-	r := reader{buf: body}
-	stream, topic := r.identifier(), r.identifier()
-	name := r.name()
-	block := r.rest()
-	if r.err != nil {
+func (s *Server) prepareUpdateTopic(r *wire.UpdateTopicRequest) prepared {
+	stream, topic := metaID(r.StreamID), metaID(r.TopicID)
+	block, err := r.Options.AppendTo(nil)
+	if err != nil {
 		return prepared{status: wire.ErrInvalidCommand}
 	}
 	update, err := wire.ParseTopicUpdateOptions(block)
@@ -86,7 +81,7 @@ func (s *Server) prepareUpdateTopic(body []byte) prepared {
 			return prepared{status: wire.CodeOf(err)}
 		}
 	}
-	o := &metadata.UpdateTopic{Stream: stream, Topic: topic, Name: name, Options: block}
+	o := &metadata.UpdateTopic{Stream: stream, Topic: topic, Name: r.Name, Options: block}
 	if update.CompressionAlgorithm != nil {
 		o.SetCompression, o.CompressionAlgorithm = true, *update.CompressionAlgorithm
 	}

@@ -74,6 +74,13 @@ func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb s
 		p.fenced = fmt.Errorf("%w: %s at byte %d (offset %d): %v", errFenced, c.File, c.Position, c.Offset, c.Err)
 		s.log.Error("partition fenced: corrupt data in the middle of the log is not served", zap.String("partition", dir), zap.Error(p.fenced))
 	}
+	if next := log.NextOffset(); sb.NextOffset > next && p.fenced == nil {
+		// The superblock recorded a durable frontier the files no longer
+		// reach: history is missing. Fence rather than serve a shorter
+		// partition as healthy (DESIGN.md decision 6).
+		p.fenced = fmt.Errorf("%w: %s holds offsets up to %d but its superblock recorded %d", errFenced, dir, next, sb.NextOffset)
+		s.log.Error("partition fenced: missing history", zap.String("partition", dir), zap.Error(p.fenced))
+	}
 	offsets, invalid, err := storage.LoadConsumerOffsets(s.fs, dir)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("load offsets of %s: %w", dir, err), log.Close())
