@@ -186,7 +186,7 @@ func (c *Client) connectLocked(ctx context.Context) error {
 	var d net.Dialer
 	conn, err := d.DialContext(dialCtx, "tcp", c.address)
 	if err != nil {
-		return fmt.Errorf("client: dial %s: %w", c.address, err)
+		return fmt.Errorf("%w: cannot connect to %s: %w", ErrConnectionLost, c.address, err)
 	}
 	if tcp, ok := conn.(*net.TCPConn); ok {
 		if err := tcp.SetNoDelay(true); err != nil {

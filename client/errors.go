@@ -12,9 +12,9 @@ import (
 var (
 	// ErrClosed: the Client was closed by Close.
 	ErrClosed = errors.New("client: closed")
-	// ErrConnectionLost: the connection broke (or was abandoned because a
-	// request was cancelled mid-flight); the outcome of the request in
-	// flight is unknown. The next call dials again.
+	// ErrConnectionLost: the connection could not be established, broke,
+	// or was abandoned because a request was cancelled mid-flight; the
+	// outcome of a request in flight is unknown. The next call dials again.
 	ErrConnectionLost = errors.New("client: connection lost")
 	// ErrProtocol: the server sent a frame that breaks PROTOCOL.md (wrong
 	// command, request echo mismatch, undecodable body). The connection is
@@ -47,13 +47,9 @@ type Error struct {
 	Eviction uint8
 }
 
-// Error returns e.g. "StreamCreate: stream not found (1009 StreamIdNotFound)".
+// Error returns e.g. "stream not found (1009 StreamIdNotFound)".
 func (e *Error) Error() string {
-	s := describeCode(e.Code) + " (" + strconv.FormatUint(uint64(e.Code), 10) + " " + e.Code.String() + ")"
-	if e.Eviction != 0 {
-		s += " [eviction reason " + strconv.Itoa(int(e.Eviction)) + "]"
-	}
-	return s
+	return describeCode(e.Code) + " (" + strconv.FormatUint(uint64(e.Code), 10) + " " + e.Code.String() + ")"
 }
 
 // Is reports whether target is e's code, or another *Error with the same

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"math"
 	"strconv"
+	"time"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -225,6 +227,14 @@ data is on stable storage.`,
 	return cmd
 }
 
+// microsDuration renders a micros count as a Go duration.
+func microsDuration(v uint64) string {
+	if v > uint64(math.MaxInt64/int64(time.Microsecond)) {
+		return u64(v) + "µs"
+	}
+	return (time.Duration(v) * time.Microsecond).String()
+}
+
 func compressionName(c uint8) string {
 	switch c {
 	case 1:
@@ -246,7 +256,7 @@ func optionsText(o client.Options) string {
 func topicFields(t *client.Topic) []field {
 	f := []field{{"id", t.ID}, {"name", t.Name}, {"created", micros(t.CreatedAt)},
 		{"partitions", t.PartitionsCount}, {"messages", t.MessagesCount}, {"size", bytesText(t.SizeBytes)},
-		{"message expiry", maxText(t.MessageExpiry, "never", func(v uint64) string { return u64(v) + " µs" })},
+		{"message expiry", maxText(t.MessageExpiry, "never", microsDuration)},
 		{"max topic size", maxText(t.MaxTopicSize, "unlimited", bytesText)},
 		{"compression", compressionName(t.CompressionAlgorithm)}}
 	if len(t.Options) > 0 {
@@ -264,7 +274,7 @@ func (a *app) printTopics(list []client.Topic) error {
 	for i, t := range list {
 		items[i] = t
 		rows[i] = []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
-			maxText(t.MessageExpiry, "never", func(v uint64) string { return u64(v) + " µs" }), optionsText(t.Options)}
+			maxText(t.MessageExpiry, "never", microsDuration), optionsText(t.Options)}
 	}
 	return a.printer().list(items, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, rows)
 }

@@ -326,5 +326,5 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	if err := dead.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c.fails(3, "dial "+addr, "ping", "--address", addr)
+	c.fails(3, "cannot connect to "+addr, "ping", "--address", addr)
 }
