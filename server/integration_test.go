@@ -449,3 +449,29 @@ func TestCorruptMetadataJournalEntryStopsTheServer(t *testing.T) {
 	}
 	t.Logf("boot refused: %v", err)
 }
+
+func TestMissingSegmentFencesThePartition(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	c := ts.connect()
+	if _, err := c.CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx(t), client.ID(0), "t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	sendAll(t, c, client.ID(0), client.ID(0), 1, 20, 100, 10)
+	ts.stop()
+	dir := filepath.Join(ts.dir, "streams", "0", "topics", "0", "partitions", "0")
+	for _, name := range []string{"00000000000000000000.log", "00000000000000000000.index"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts2 := startServer(t, ts.dir)
+	ts2.mustLog("missing history")
+	c2 := ts2.connect()
+	_, err := c2.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0), []client.Message{{Payload: []byte("x")}})
+	if err == nil {
+		t.Fatal("a partition that lost its segments accepted a send as if it were empty")
+	}
+}
