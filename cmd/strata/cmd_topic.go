@@ -3,8 +3,8 @@ package main
 import (
 	"math"
 	"strconv"
-	"time"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
