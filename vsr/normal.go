@@ -143,9 +143,7 @@ func (r *Replica) onPrepare(m *Message) {
 		e.prepare = m.Clone()
 		r.persist(m.Op)
 		r.afterLogChange()
-		if m.View != r.view {
-			return
-		}
+		return
 	}
 	if r.status != StatusNormal || m.View < r.view {
 		return
@@ -161,11 +159,14 @@ func (r *Replica) onPrepare(m *Message) {
 	r.advanceCommitMax(m.Commit)
 	switch {
 	case m.Op <= r.commitMin:
+		// A new primary that formed its view without us resends ops we
+		// already applied: they are committed, so ack them.
+		r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
 	case m.Op <= r.op:
 		h, _ := r.header(m.Op)
 		if h != nil && h.Checksum == m.Checksum && m.Op <= r.ackedOp && r.prepareReady(m.Op) {
 			// A resent prepare: our ack was lost.
-			r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, Context: h.Checksum, Client: h.Client}})
+			r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: h.Checksum, Client: h.Client}})
 		}
 		if h == nil || h.Checksum != m.Checksum {
 			// Our entry is stale: the primary's log is authoritative.
@@ -244,7 +245,7 @@ func (r *Replica) sendPrepareOks() {
 			break
 		}
 		h, _ := r.header(op)
-		ok := &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: op, Commit: r.commitMin, Context: h.Checksum, Client: h.Client}}
+		ok := &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: h.Checksum, Client: h.Client}}
 		r.send(primary, ok)
 		r.ackedOp = op
 	}
@@ -289,7 +290,6 @@ func (r *Replica) onCommit(m *Message) {
 	}
 	r.timers.normalHeartbeat.reset()
 	r.advanceCommitMax(m.Commit)
-	r.primaryCheckpointOp = max(r.primaryCheckpointOp, m.CheckpointOp)
 	if m.Commit > r.op {
 		r.requestHeaders()
 	}

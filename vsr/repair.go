@@ -31,9 +31,9 @@ func (r *Replica) repair() {
 		if e.prepare != nil {
 			continue
 		}
-		if !r.Primary() && op <= r.primaryCheckpointOp {
-			// The primary checkpointed past this op: peers may no longer
-			// hold it, so fetch a checkpoint instead.
+		if op <= r.peerCheckpointOp {
+			// A peer checkpointed past this op and may no longer
+			// hold it in its journal, so fetch a checkpoint instead.
 			r.transfer.behind = true
 			r.requestCheckpoint()
 			return
@@ -76,6 +76,11 @@ func (r *Replica) onRequestPrepare(m *Message) {
 	}
 	e := r.log.at(m.Op)
 	if e == nil || e.prepare == nil || (!m.Context.IsZero() && e.header.Checksum != m.Context) {
+		if m.Op <= r.checkpointOp && len(r.checkpointData) > 0 {
+			// The op is gone from our journal but covered by our checkpoint:
+			// offer the checkpoint instead.
+			r.sendCheckpointChunk(m.Replica, 0)
+		}
 		return
 	}
 	// The prepare goes out unchanged: its checksum is its identity.
@@ -106,7 +111,6 @@ func (r *Replica) onHeaders(m *Message) {
 		return
 	}
 	r.timers.normalHeartbeat.reset()
-	r.primaryCheckpointOp = max(r.primaryCheckpointOp, m.CheckpointOp)
 	if m.Op >= r.op {
 		r.installChain(headers, m.Op)
 	}

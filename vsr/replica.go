@@ -81,9 +81,9 @@ type Replica struct {
 
 	// Backup state: the highest op acknowledged to the primary in view.
 	ackedOp uint64
-	// primaryCheckpointOp is the latest checkpoint op the primary
-	// announced; ops at or below it may be gone from every journal.
-	primaryCheckpointOp uint64
+	// peerCheckpointOp is the latest checkpoint op a peer announced; ops
+	// at or below it may be gone from that peer's journal.
+	peerCheckpointOp uint64
 	// lastHeadersRequest is the tick of the last RequestHeaders sent.
 	lastHeadersRequest uint64
 
@@ -288,6 +288,10 @@ func (r *Replica) Step(m *Message) {
 	// this replica when a peer sends it back for repair.
 	if m.Command != CommandRequest && m.Command != CommandPrepare && m.Replica == r.cfg.ReplicaIndex {
 		return
+	}
+	switch m.Command {
+	case CommandCommit, CommandPrepareOk, CommandStartView, CommandHeaders, CommandDoViewChange, CommandRecoveryResponse:
+		r.peerCheckpointOp = max(r.peerCheckpointOp, m.CheckpointOp)
 	}
 	switch m.Command {
 	case CommandRecovery:

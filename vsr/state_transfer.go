@@ -124,19 +124,34 @@ func (r *Replica) requestCheckpoint() {
 }
 
 func (r *Replica) onRequestCheckpoint(m *Message) {
-	if r.status != StatusNormal || len(r.checkpointData) == 0 || m.Op >= uint64(len(r.checkpointData)) {
+	if r.status != StatusNormal {
 		return
 	}
-	chunk := min(uint64(r.cfg.MessageSizeMax-HeaderSize), uint64(len(r.checkpointData))-m.Op)
-	r.send(m.Replica, &Message{Header: Header{
+	r.sendCheckpointChunk(m.Replica, m.Op)
+}
+
+// sendCheckpointChunk sends the chunk of the latest checkpoint at offset.
+func (r *Replica) sendCheckpointChunk(to uint8, offset uint64) {
+	if len(r.checkpointData) == 0 || offset >= uint64(len(r.checkpointData)) {
+		return
+	}
+	chunk := min(uint64(r.cfg.MessageSizeMax-HeaderSize), uint64(len(r.checkpointData))-offset)
+	r.send(to, &Message{Header: Header{
 		Command: CommandCheckpoint, View: r.view, CheckpointOp: r.checkpointOp,
-		Op: m.Op, Commit: uint64(len(r.checkpointData)), Parent: r.checkpointChecksum,
-	}, Body: r.checkpointData[m.Op : m.Op+chunk]})
+		Op: offset, Commit: uint64(len(r.checkpointData)), Parent: r.checkpointChecksum,
+	}, Body: r.checkpointData[offset : offset+chunk]})
 }
 
 func (r *Replica) onCheckpoint(m *Message) {
-	if !r.transfer.behind || m.CheckpointOp <= r.commitMin || m.Commit > r.cfg.checkpointAreaSize() {
+	if m.CheckpointOp <= r.commitMin || m.Commit > r.cfg.checkpointAreaSize() {
 		return
+	}
+	if !r.transfer.behind {
+		// Unsolicited: useful only while the next op to apply is missing.
+		if r.log.prepare(r.commitMin+1) != nil || r.status != StatusNormal {
+			return
+		}
+		r.transfer.behind = true
 	}
 	t := &r.transfer
 	if t.op != m.CheckpointOp || t.sum != m.Parent || t.total != m.Commit {

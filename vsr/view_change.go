@@ -201,7 +201,6 @@ func (r *Replica) onStartView(m *Message) {
 	r.status = StatusNormal
 	r.installChain(headers, m.Op)
 	r.advanceCommitMax(m.Commit)
-	r.primaryCheckpointOp = max(r.primaryCheckpointOp, m.CheckpointOp)
 	r.enterNormal()
 	r.repair()
 	r.afterLogChange()
