@@ -1,0 +1,75 @@
+package pool
+
+// BucketStats describes one size class.
+type BucketStats struct {
+	// SizeBytes is the class size.
+	SizeBytes int
+	// Cached is how many idle buffers the bucket holds.
+	Cached int64
+	// InUse is how many of its buffers are lent out.
+	InUse int64
+	// Allocated counts buffers ever allocated for the class.
+	Allocated uint64
+	// Hits and Misses count Gets served from the cache or not.
+	Hits, Misses uint64
+}
+
+// Stats is a snapshot of a pool's counters. Counters are read one by one,
+// so a snapshot taken under concurrent use is only approximately
+// consistent across fields.
+type Stats struct {
+	BudgetBytes int64
+	// Hits and Misses sum the buckets' counters.
+	Hits, Misses uint64
+	// OutsideAllocations counts buffers allocated outside the pool: over
+	// budget or over BufferSizeMax. OversizeAllocations counts the latter.
+	OutsideAllocations, OversizeAllocations uint64
+	// BytesInUse is the class bytes of pooled buffers lent out;
+	// BytesCached of idle ones; BytesOwned is the budgeted total.
+	BytesInUse, BytesCached, BytesOwned int64
+	// OutsideBytesInUse is the bytes of outside buffers not yet released.
+	OutsideBytesInUse int64
+	// Evictions counts idle buffers dropped to fit a new one in the budget;
+	// DroppedReturns counts returns dropped because the bucket was full.
+	Evictions, DroppedReturns uint64
+	// DoubleReleases and UseAfterRelease count ownership bugs (release
+	// builds only; the invariants build panics instead).
+	DoubleReleases, UseAfterRelease uint64
+	// AlignmentFallbacks counts allocations that needed over-allocation to
+	// reach page alignment.
+	AlignmentFallbacks uint64
+	Buckets            [BucketCount]BucketStats
+}
+
+// Stats returns a snapshot of the pool's counters. It does not allocate.
+func (p *Pool) Stats() Stats {
+	stats := Stats{
+		BudgetBytes:         p.budgetBytes,
+		OutsideAllocations:  p.outsideAllocations.Load(),
+		OversizeAllocations: p.oversizeAllocations.Load(),
+		BytesOwned:          p.ownedBytes.Load(),
+		OutsideBytesInUse:   p.outsideBytesInUse.Load(),
+		Evictions:           p.evictions.Load(),
+		DroppedReturns:      p.droppedReturns.Load(),
+		DoubleReleases:      p.doubleReleases.Load(),
+		UseAfterRelease:     p.useAfterRelease.Load(),
+		AlignmentFallbacks:  p.alignmentFallbacks.Load(),
+	}
+	for index := range p.buckets {
+		class := &p.buckets[index]
+		bucketStats := BucketStats{
+			SizeBytes: bucketSizes[index],
+			Cached:    class.freeCount.Load(),
+			InUse:     class.inUse.Load(),
+			Allocated: class.allocated.Load(),
+			Hits:      class.hits.Load(),
+			Misses:    class.misses.Load(),
+		}
+		stats.Buckets[index] = bucketStats
+		stats.Hits += bucketStats.Hits
+		stats.Misses += bucketStats.Misses
+		stats.BytesInUse += bucketStats.InUse * int64(bucketStats.SizeBytes)
+		stats.BytesCached += bucketStats.Cached * int64(bucketStats.SizeBytes)
+	}
+	return stats
+}
