@@ -1,4 +1,7 @@
-package main
+// Package cli is the strata command-line client: a cobra command tree over
+// the client package. cmd/strata's main calls Run; tests call it
+// in-process.
+package cli
 
 import (
 	"context"
@@ -26,19 +29,25 @@ const (
 	exitConnection = 3
 )
 
-// env is everything the CLI takes from its process, so tests can run it
-// in-process.
-type env struct {
-	args             []string
-	stdin            io.Reader
-	stdout, stderr   io.Writer
-	getenv           func(string) string
-	stderrIsTerminal func() bool
+// Env is everything the CLI takes from its process, so tests (the CLI's
+// own and the server's integration tests) can run it in-process.
+type Env struct {
+	// Args are the command-line arguments without the program name.
+	Args []string
+	// Stdin feeds `message send` when no messages are given as arguments.
+	Stdin io.Reader
+	// Stdout receives results; Stderr errors and progress bars.
+	Stdout, Stderr io.Writer
+	// Getenv reads STRATA_ADDRESS, STRATA_USERNAME, STRATA_PASSWORD and
+	// STRATA_TOKEN (os.Getenv in the binary).
+	Getenv func(string) string
+	// StderrIsTerminal decides whether progress bars are drawn; nil = no.
+	StderrIsTerminal func() bool
 }
 
 // app holds the global flags and the lazily dialled client.
 type app struct {
-	env
+	Env
 	address  string
 	username string
 	password string
@@ -56,14 +65,22 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// run executes the CLI and returns its exit code.
-func run(ctx context.Context, e env) int {
-	a := &app{env: e}
+// Run executes the CLI with e and returns its exit code: 0 success,
+// 1 the server refused the request, 2 bad command line, 3 connection
+// failure. Cancelling ctx interrupts it (--follow then exits 0).
+func Run(ctx context.Context, e Env) int {
+	if e.Getenv == nil {
+		e.Getenv = func(string) string { return "" }
+	}
+	if e.Stdin == nil {
+		e.Stdin = strings.NewReader("")
+	}
+	a := &app{Env: e}
 	root := newRootCommand(a)
-	root.SetArgs(e.args)
-	root.SetIn(e.stdin)
-	root.SetOut(e.stdout)
-	root.SetErr(e.stderr)
+	root.SetArgs(e.Args)
+	root.SetIn(e.Stdin)
+	root.SetOut(e.Stdout)
+	root.SetErr(e.Stderr)
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -76,7 +93,7 @@ func run(ctx context.Context, e env) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, "error: "+describe(err))
+	fmt.Fprintln(e.Stderr, "error: "+describe(err))
 	return exitCode(err)
 }
 
@@ -137,7 +154,7 @@ func (a *app) connect(ctx context.Context) (*client.Client, error) {
 
 // printer returns the output printer for the --output flag.
 func (a *app) printer() *printer {
-	return &printer{w: a.stdout, json: a.output == "json"}
+	return &printer{w: a.Stdout, json: a.output == "json"}
 }
 
 func newRootCommand(a *app) *cobra.Command {
@@ -168,15 +185,15 @@ broke.`,
 			return nil
 		},
 	}
-	address := a.getenv("STRATA_ADDRESS")
+	address := a.Getenv("STRATA_ADDRESS")
 	if address == "" {
 		address = client.DefaultAddress
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.address, "address", address, "server TCP address host:port (env STRATA_ADDRESS)")
-	pf.StringVarP(&a.username, "username", "u", a.getenv("STRATA_USERNAME"), "username to log in with (env STRATA_USERNAME)")
-	pf.StringVarP(&a.password, "password", "p", a.getenv("STRATA_PASSWORD"), "password to log in with (env STRATA_PASSWORD)")
-	pf.StringVar(&a.token, "token", a.getenv("STRATA_TOKEN"), "personal access token to log in with instead of a password (env STRATA_TOKEN)")
+	pf.StringVarP(&a.username, "username", "u", a.Getenv("STRATA_USERNAME"), "username to log in with (env STRATA_USERNAME)")
+	pf.StringVarP(&a.password, "password", "p", a.Getenv("STRATA_PASSWORD"), "password to log in with (env STRATA_PASSWORD)")
+	pf.StringVar(&a.token, "token", a.Getenv("STRATA_TOKEN"), "personal access token to log in with instead of a password (env STRATA_TOKEN)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
 
 	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -125,7 +125,7 @@ func (a *app) send(ctx context.Context, cmd *cobra.Command, args []string, f sen
 				return err
 			}
 		}
-	} else if err := s.readLines(a.stdin, a.newProgress(inputSize(a.stdin), "sending", true)); err != nil {
+	} else if err := s.readLines(a.Stdin, a.newProgress(inputSize(a.Stdin), "sending", true)); err != nil {
 		return err
 	}
 	if err := s.flush(); err != nil {

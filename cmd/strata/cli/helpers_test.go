@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -57,8 +57,8 @@ func (c *cli) runIn(ctx context.Context, stdin string, stdout io.Writer, args ..
 	if stdout != nil {
 		w = io.MultiWriter(&out, stdout)
 	}
-	code := run(ctx, env{args: args, stdin: strings.NewReader(stdin), stdout: w, stderr: &errb,
-		getenv: func(k string) string { return c.env[k] }, stderrIsTerminal: func() bool { return c.terminal }})
+	code := Run(ctx, Env{Args: args, Stdin: strings.NewReader(stdin), Stdout: w, Stderr: &errb,
+		Getenv: func(k string) string { return c.env[k] }, StderrIsTerminal: func() bool { return c.terminal }})
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

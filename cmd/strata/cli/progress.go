@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -19,11 +19,11 @@ const progressThrottle = 100 * time.Millisecond
 // newProgress returns a bar of total units (-1 = unknown: a spinner) when
 // stderr is a terminal, else an inert progress.
 func (a *app) newProgress(total int64, description string, bytes bool) *progress {
-	if a.stderrIsTerminal == nil || !a.stderrIsTerminal() {
+	if a.StderrIsTerminal == nil || !a.StderrIsTerminal() {
 		return &progress{}
 	}
 	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(a.stderr),
+		progressbar.OptionSetWriter(a.Stderr),
 		progressbar.OptionSetDescription(description),
 		progressbar.OptionThrottle(progressThrottle),
 		progressbar.OptionShowCount(),
