@@ -145,33 +145,34 @@ func (r *Replica) onPrepare(m *Message) {
 		r.afterLogChange()
 		return
 	}
-	if r.status != StatusNormal || m.View < r.view {
+	if r.status != StatusNormal || r.Primary() {
 		return
 	}
 	if m.View > r.view {
 		r.requestStartView(m.View)
 		return
 	}
-	if r.Primary() || m.Replica != r.primaryIndex(r.view) {
+	if m.View < r.view || m.Op <= r.commitMin {
+		// A prepare of an older view, resent by the primary of this view
+		// to collect acks for the log it started the view with, or an op
+		// we applied already: ack it if it is the op our log holds.
+		r.ackHeld(m)
+		return
+	}
+	if m.Replica != r.primaryIndex(r.view) {
 		return
 	}
 	r.timers.normalHeartbeat.reset()
 	r.advanceCommitMax(m.Commit)
 	switch {
-	case m.Op <= r.commitMin:
-		// A new primary that formed its view without us resends ops we
-		// already applied: they are committed, so ack them.
-		r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
 	case m.Op <= r.op:
 		h, _ := r.header(m.Op)
-		if h != nil && h.Checksum == m.Checksum && m.Op <= r.ackedOp && r.prepareReady(m.Op) {
-			// A resent prepare: our ack was lost.
-			r.send(m.Replica, &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: h.Checksum, Client: h.Client}})
-		}
 		if h == nil || h.Checksum != m.Checksum {
 			// Our entry is stale: the primary's log is authoritative.
 			r.truncate(m.Op - 1)
 			r.appendFromPrimary(m)
+		} else {
+			r.ackHeld(m)
 		}
 	case m.Op == r.op+1:
 		r.appendFromPrimary(m)
@@ -179,6 +180,19 @@ func (r *Replica) onPrepare(m *Message) {
 		r.requestHeaders()
 	}
 	r.afterLogChange()
+}
+
+// ackHeld acks m to the primary if the log holds m at its op: applied
+// already, or acked before in this view (the ack was lost).
+func (r *Replica) ackHeld(m *Message) {
+	h, ok := r.header(m.Op)
+	if ok && h.Checksum != m.Checksum {
+		return
+	}
+	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op)) {
+		return
+	}
+	r.send(r.primaryIndex(r.view), &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
 }
 
 // appendFromPrimary appends m if it chains onto the log, else asks the

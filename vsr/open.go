@@ -167,8 +167,16 @@ func (r *Replica) resume() {
 	r.timestampMax = 0
 	switch {
 	case r.solo():
-		// A singleton commits whatever it made durable.
+		// A singleton commits whatever it made durable. It has no peer to
+		// repair from, so the log ends before the first op whose prepare
+		// did not survive: that op was never synced, hence never acked.
 		if r.persisted() {
+			for op := r.commitMin + 1; op <= r.op; op++ {
+				if r.log.prepare(op) == nil {
+					r.truncate(op - 1)
+					break
+				}
+			}
 			r.commitMax = r.op
 		}
 		r.status = StatusNormal
