@@ -327,8 +327,28 @@ func TestTornSegmentTailIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := sendAll(t, c, client.ID(0), client.ID(0), 1, 50, 200, 10)
+	// A crash leaves the superblock as it was before the shutdown that
+	// never happened: keep its copies from now and put them back after the
+	// graceful stop, so the disk looks as a crash leaves it.
+	dir := filepath.Join(ts.dir, "streams", "0", "topics", "0", "partitions", "0")
+	saved := map[string][]byte{}
+	for _, name := range []string{"superblock.a", "superblock.b"} {
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			saved[name] = data
+		}
+	}
 	ts.stop()
-	logPath := filepath.Join(ts.dir, "streams", "0", "topics", "0", "partitions", "0", "00000000000000000000.log")
+	for _, name := range []string{"superblock.a", "superblock.b"} {
+		path := filepath.Join(dir, name)
+		if data, ok := saved[name]; ok {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	logPath := filepath.Join(dir, "00000000000000000000.log")
 	info, err := os.Stat(logPath)
 	if err != nil {
 		t.Fatal(err)
