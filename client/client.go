@@ -10,9 +10,10 @@
 // operations, NonReplicated reads and Ping send the current counter
 // unchanged. Every login starts a fresh random client id.
 //
-// Lock order: Client.mu is the only lock; heartbeat and cancellation
-// goroutines take it or touch only the net.Conn (whose deadline methods are
-// safe for concurrent use).
+// Lock order: Client.mu, then Client.connMu (which guards only the live
+// connection so Close can break a blocked request without waiting for mu).
+// Heartbeat and cancellation goroutines take mu or touch only the net.Conn
+// (whose Close and deadline methods are safe for concurrent use).
 package client
 
 import (
@@ -64,6 +65,12 @@ type Client struct {
 
 	stopHeartbeat chan struct{}
 	heartbeatDone chan struct{}
+
+	// connMu guards liveConn, a copy of conn that Close may close while
+	// another goroutine holds mu in a round trip. closing is set first.
+	connMu   sync.Mutex
+	liveConn net.Conn
+	closing  bool
 }
 
 // Dial connects to address over TCP and, when WithCredentials or WithToken
@@ -106,18 +113,25 @@ func (c *Client) Address() string { return c.address }
 
 // Close stops the heartbeat and closes the connection. It does not log
 // out: the server logs a closed connection's session out itself (§2.1).
+//
+// A request blocked in a round trip fails with ErrConnectionLost: Close
+// closes the socket first, then waits for the request to let go.
 func (c *Client) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	c.connMu.Lock()
+	if c.closing {
+		c.connMu.Unlock()
 		return nil
 	}
-	c.closed = true
+	c.closing = true
 	var err error
-	if c.conn != nil {
-		err = c.conn.Close()
-		c.conn = nil
+	if c.liveConn != nil {
+		err = c.liveConn.Close()
+		c.liveConn = nil
 	}
+	c.connMu.Unlock()
+	c.mu.Lock()
+	c.closed = true
+	c.conn = nil
 	c.mu.Unlock()
 	if c.stopHeartbeat != nil {
 		close(c.stopHeartbeat)
@@ -194,7 +208,13 @@ func (c *Client) connectLocked(ctx context.Context) error {
 			return fmt.Errorf("client: set TCP_NODELAY: %w", err)
 		}
 	}
-	c.conn = conn
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	if c.closing {
+		_ = conn.Close() // Close ran while we dialled; nobody will use conn
+		return ErrClosed
+	}
+	c.conn, c.liveConn = conn, conn
 	return nil
 }
 
@@ -205,6 +225,9 @@ func (c *Client) dropConnLocked() {
 		_ = c.conn.Close() // the connection is being abandoned; its close error carries no information
 		c.conn = nil
 	}
+	c.connMu.Lock()
+	c.liveConn = nil
+	c.connMu.Unlock()
 	c.session = 0
 }
 
@@ -387,6 +410,12 @@ func (c *Client) roundTripLocked(ctx context.Context, frame []byte, r request, n
 func (c *Client) ioError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("%w: %w", ErrConnectionLost, ctxErr)
+	}
+	c.connMu.Lock()
+	closing := c.closing
+	c.connMu.Unlock()
+	if closing {
+		return fmt.Errorf("%w: %w", ErrConnectionLost, ErrClosed)
 	}
 	var netErr net.Error
 	if deadline, ok := ctx.Deadline(); ok && errors.As(err, &netErr) && netErr.Timeout() && !time.Now().Before(deadline) {

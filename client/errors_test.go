@@ -295,3 +295,33 @@ func TestHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCloseInterruptsBlockedRequest: Close does not wait for a request the
+// server never answers; the request fails with ErrClosed.
+func TestCloseInterruptsBlockedRequest(t *testing.T) {
+	srv := startServer(t)
+	c := dialRoot(t, srv)
+	arrived := make(chan struct{})
+	srv.Inject(func(r clienttest.Request) *clienttest.Injection {
+		if r.Code == wire.CodeGetStats {
+			close(arrived)
+			return &clienttest.Injection{Drop: true}
+		}
+		return nil
+	})
+	failed := make(chan error, 1)
+	go func() {
+		_, err := c.GetStats(context.Background())
+		failed <- err
+	}()
+	<-arrived
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-failed; !errors.Is(err, client.ErrClosed) || !errors.Is(err, client.ErrConnectionLost) {
+		t.Fatalf("blocked request after Close: %v", err)
+	}
+	if err := c.Ping(testContext(t)); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("ping after Close: %v", err)
+	}
+}
