@@ -208,7 +208,7 @@ func TestTokenLogin(t *testing.T) {
 	if err := c.DeletePersonalAccessToken(ctx, "ci"); !errors.Is(err, wire.ErrResourceNotFound) {
 		t.Fatalf("delete missing token: %v", err)
 	}
-	if _, err := client.Dial(ctx, srv.Addr(), client.WithToken(token)); !errors.Is(err, wire.ErrInvalidCredentials) {
+	if _, err := client.Dial(ctx, srv.Addr(), client.WithToken(token)); !errors.Is(err, wire.ErrInvalidPersonalAccessToken) {
 		t.Fatalf("login with deleted token: %v", err)
 	}
 }

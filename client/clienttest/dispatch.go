@@ -154,24 +154,33 @@ func (s *Server) register(sess *session, req Request, r *body) answer {
 	}
 	tail := r.pos
 	var uid uint32
-	found := false
+	found, rejected := false, false
 	username := r.name()
 	password := r.name()
 	r.u32()
 	if !r.bad {
 		if u := s.state.findUser(ident{name: username}); u != nil && u.password == password && u.status == 1 {
 			uid, found = u.id, true
+		} else {
+			rejected = true
 		}
 	}
 	if !found {
 		r2 := &body{b: req.Body, pos: tail}
 		token := r2.name()
-		if p, ok := s.state.tokens[token]; ok && !r2.bad {
+		r2.u32()
+		switch p, known := s.state.tokens[token]; {
+		case known && !r2.bad:
 			uid, found = p.userID, true
+		case !rejected && !r2.bad:
+			return answer{evict: wire.EvictInvalidToken}
 		}
 	}
 	if !found {
-		return answer{evict: wire.EvictInvalidCredentials}
+		if rejected {
+			return answer{evict: wire.EvictInvalidCredentials}
+		}
+		return answer{evict: wire.EvictMalformedLogin}
 	}
 	if !sess.bound {
 		s.nextSess++
