@@ -88,15 +88,6 @@ func metaID(id wire.Identifier) metadata.Identifier {
 	return metadata.NamedID(id.Name)
 }
 
-// metaPermissions maps protocol permissions to the metadata machine's;
-// both share the §4.10 encoding.
-func metaPermissions(p *wire.Permissions) (*metadata.Permissions, error) {
-	if p == nil {
-		return nil, nil
-	}
-	return metadata.DecodePermissions(p.AppendTo(nil))
-}
-
 // prepareMetadata decodes a metadata request body into an operation and
 // does the non-deterministic work (password hashing, token generation)
 // before sequencing.
@@ -166,11 +157,7 @@ func (s *Server) prepareMetadata(operation wire.Operation, body []byte, userID u
 	case *wire.ChangePasswordRequest:
 		return s.prepareChangePassword(r)
 	case *wire.UpdatePermissionsRequest:
-		perms, err := metaPermissions(r.Permissions)
-		if err != nil {
-			return prepared{status: wire.ErrInvalidCommand}
-		}
-		return prepared{op: &metadata.UpdatePermissions{User: metaID(r.UserID), Permissions: perms}}
+		return prepared{op: &metadata.UpdatePermissions{User: metaID(r.UserID), Permissions: metadata.PermissionsFromWire(r.Permissions)}}
 	case *wire.CreatePersonalAccessTokenRequest:
 		return s.prepareCreateToken(r, userID)
 	case *wire.DeletePersonalAccessTokenRequest:
@@ -206,10 +193,7 @@ func (s *Server) prepareCreateUser(r *wire.CreateUserRequest) prepared {
 	if len(r.Options) > 0 {
 		return prepared{status: wire.ErrUnsupportedOptionKey}
 	}
-	perms, err := metaPermissions(r.Permissions)
-	if err != nil {
-		return prepared{status: wire.ErrInvalidCommand}
-	}
+	perms := metadata.PermissionsFromWire(r.Permissions)
 	hash, err := HashPassword(r.Password)
 	if err != nil {
 		return prepared{status: wire.ErrError}

@@ -10,28 +10,28 @@ type topicCounters struct {
 	sizeBytes, messages uint64
 }
 
-// partitionRecord builds the §4.11.3 record of one partition.
+// partitionRecord builds the §4.11.3 record of one partition with its
+// counters.
 func (s *Server) partitionRecord(streamID, topicID uint32, p metadata.Partition) wire.Partition {
-	record := wire.Partition{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: 1}
 	if rt, ok := s.parts.get(partKey{streamID, topicID, p.ID}); ok {
 		current, messages, size, segments := rt.stats()
-		record.CurrentOffset, record.MessagesCount, record.SizeBytes = current, messages, size
-		record.SegmentsCount = uint32(max(segments, 1))
+		return metadata.PartitionRecord(p, uint32(max(segments, 1)), current, size, messages)
 	}
-	return record
+	return metadata.PartitionRecord(p, 1, 0, 0, 0)
 }
 
-// topicDetails builds the TopicDetails record of t; the caller holds the
-// metadata lock.
+// topicDetails builds the TopicDetails record of t with its counters; the
+// caller holds the metadata lock.
 func (s *Server) topicDetails(t *metadata.Topic) wire.TopicDetails {
-	details := wire.TopicDetails{TopicHeader: s.topicHeaderBase(t)}
+	var partitions []wire.Partition
+	var size, messages uint64
 	for _, p := range t.Partitions {
 		record := s.partitionRecord(t.StreamID, t.ID, p)
-		details.SizeBytes += record.SizeBytes
-		details.MessagesCount += record.MessagesCount
-		details.Partitions = append(details.Partitions, record)
+		size += record.SizeBytes
+		messages += record.MessagesCount
+		partitions = append(partitions, record)
 	}
-	return details
+	return wire.TopicDetails{TopicHeader: metadata.TopicHeaderRecord(t, size, messages), Partitions: partitions}
 }
 
 // topicHeader builds the TopicHeader of t with its counters.
@@ -39,35 +39,18 @@ func (s *Server) topicHeader(t *metadata.Topic) wire.TopicHeader {
 	return s.topicDetails(t).TopicHeader
 }
 
-// topicHeaderBase fills the fields of a TopicHeader that metadata holds.
-func (s *Server) topicHeaderBase(t *metadata.Topic) wire.TopicHeader {
-	explicit, _ := wire.ParseOptions(t.ExplicitOptions)
-	derived, _ := wire.ParseOptions(t.DerivedOptions)
-	return wire.TopicHeader{
-		ID:                   t.ID,
-		CreatedAt:            t.CreatedAt,
-		PartitionsCount:      uint32(len(t.Partitions)),
-		MessageExpiry:        t.Options.MessageExpiryMicros,
-		CompressionAlgorithm: t.Options.CompressionAlgorithm,
-		MaxTopicSize:         t.Options.MaxTopicSizeBytes,
-		Name:                 t.Name,
-		Options:              explicit,
-		Derived:              derived,
-	}
-}
-
-// streamRecord builds the Stream record of st with its counters; the
-// caller holds the metadata lock.
+// streamDetails builds the StreamDetails record of st with its counters;
+// the caller holds the metadata lock.
 func (s *Server) streamDetails(st *metadata.Stream) wire.StreamDetails {
-	details := wire.StreamDetails{Stream: wire.Stream{ID: st.ID, CreatedAt: st.CreatedAt, Name: st.Name}}
+	var topics []wire.TopicHeader
+	var size, messages uint64
 	for _, t := range st.Topics() {
 		header := s.topicHeader(t)
-		details.SizeBytes += header.SizeBytes
-		details.MessagesCount += header.MessagesCount
-		details.Topics = append(details.Topics, header)
+		size += header.SizeBytes
+		messages += header.MessagesCount
+		topics = append(topics, header)
 	}
-	details.TopicsCount = uint32(len(details.Topics))
-	return details
+	return wire.StreamDetails{Stream: metadata.StreamRecord(st, size, messages), Topics: topics}
 }
 
 // encodeOr3 answers with an encoded record, or denies when it does not
@@ -157,12 +140,6 @@ func (s *Server) handleGetTopics(c *connection, body []byte) response {
 	return s.encodeOr3(wire.AppendTopicList(c.scratch[:0], headers))
 }
 
-// userRecord builds the User record of u.
-func userRecord(u *metadata.User) wire.User {
-	opts, _ := wire.ParseOptions(u.Options)
-	return wire.User{ID: u.ID, CreatedAt: u.CreatedAt, Status: wire.UserStatus(u.Status), Username: u.Username, Options: opts}
-}
-
 // handleGetUser runs GetUser (31).
 func (s *Server) handleGetUser(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
@@ -179,14 +156,7 @@ func (s *Server) handleGetUser(c *connection, body []byte) response {
 	if u == nil {
 		return response{}
 	}
-	details := wire.UserDetails{User: userRecord(u)}
-	if u.Permissions != nil {
-		perms, err := wire.DecodePermissions(u.Permissions.Encode(nil))
-		if err != nil {
-			return deny(wire.ErrCannotSerializeResource)
-		}
-		details.Permissions = &perms
-	}
+	details := metadata.UserDetailsRecord(u)
 	return s.encodeOr3(details.AppendTo(c.scratch[:0]))
 }
 
@@ -200,7 +170,7 @@ func (s *Server) handleGetUsers(c *connection) response {
 	}
 	var users []wire.User
 	for _, u := range s.meta.machine.Users() {
-		users = append(users, userRecord(u))
+		users = append(users, metadata.UserRecord(u))
 	}
 	return s.encodeOr3(wire.AppendUsers(c.scratch[:0], users))
 }
@@ -213,7 +183,7 @@ func (s *Server) handleGetPersonalAccessTokens(c *connection) response {
 	defer s.meta.mu.RUnlock()
 	var tokens []wire.PersonalAccessTokenInfo
 	for _, t := range s.meta.machine.Tokens(userID) {
-		tokens = append(tokens, wire.PersonalAccessTokenInfo{Name: t.Name, ExpiryAt: t.ExpiryAt})
+		tokens = append(tokens, metadata.TokenRecord(&t))
 	}
 	return s.encodeOr3(wire.AppendPersonalAccessTokens(c.scratch[:0], tokens))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -493,5 +494,40 @@ func TestMissingSegmentFencesThePartition(t *testing.T) {
 	_, err := c2.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0), []client.Message{{Payload: []byte("x")}})
 	if err == nil {
 		t.Fatal("a partition that lost its segments accepted a send as if it were empty")
+	}
+}
+
+func TestMetadataCheckpointAndRecovery(t *testing.T) {
+	ts := startServer(t, t.TempDir(), "STRATA_METADATA_JOURNAL_SLOTS=16")
+	c := ts.connect()
+	const streams = 40
+	for i := 0; i < streams; i++ {
+		if _, err := c.CreateStream(ctx(t), "stream-"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.CreateTopic(ctx(t), client.ID(39), "t", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteStream(ctx(t), client.ID(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ts.dir, "metadata", "snapshot.bin")); err != nil {
+		t.Fatalf("no checkpoint after %d operations with 16 slots: %v", streams, err)
+	}
+	ts.stop()
+	c2 := startServer(t, ts.dir, "STRATA_METADATA_JOURNAL_SLOTS=16").connect()
+	got, err := c2.GetStreams(ctx(t))
+	if err != nil || len(got) != streams-1 {
+		t.Fatalf("after restart: %d streams, %v", len(got), err)
+	}
+	topic, err := c2.GetTopic(ctx(t), client.ID(39), client.Named("t"))
+	if err != nil || len(topic.Partitions) != 2 {
+		t.Fatalf("topic after restart: %+v %v", topic, err)
+	}
+	// New ids continue after the recovered state: the lowest free id is 3.
+	s, err := c2.CreateStream(ctx(t), "again")
+	if err != nil || s.ID != 3 {
+		t.Fatalf("new stream %+v %v", s, err)
 	}
 }
