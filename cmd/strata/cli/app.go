@@ -179,21 +179,29 @@ the protocol error, e.g. "stream not found (1009 StreamIdNotFound)"),
 2 bad command line, 3 the server could not be reached or the connection
 broke.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			// The environment fills flags not given on the command line; it
+			// is read here, not as flag defaults, so --help never shows a
+			// password.
+			for _, f := range []struct {
+				flag, env string
+				dst       *string
+			}{{"address", "STRATA_ADDRESS", &a.address}, {"username", "STRATA_USERNAME", &a.username},
+				{"password", "STRATA_PASSWORD", &a.password}, {"token", "STRATA_TOKEN", &a.token}} {
+				if v := a.Getenv(f.env); v != "" && !cmd.Flag(f.flag).Changed {
+					*f.dst = v
+				}
+			}
 			if a.output != "table" && a.output != "json" {
 				return usagef("--output must be table or json, got %q", a.output)
 			}
 			return nil
 		},
 	}
-	address := a.Getenv("STRATA_ADDRESS")
-	if address == "" {
-		address = client.DefaultAddress
-	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.address, "address", address, "server TCP address host:port (env STRATA_ADDRESS)")
-	pf.StringVarP(&a.username, "username", "u", a.Getenv("STRATA_USERNAME"), "username to log in with (env STRATA_USERNAME)")
-	pf.StringVarP(&a.password, "password", "p", a.Getenv("STRATA_PASSWORD"), "password to log in with (env STRATA_PASSWORD)")
-	pf.StringVar(&a.token, "token", a.Getenv("STRATA_TOKEN"), "personal access token to log in with instead of a password (env STRATA_TOKEN)")
+	pf.StringVar(&a.address, "address", client.DefaultAddress, "server TCP address host:port (env STRATA_ADDRESS)")
+	pf.StringVarP(&a.username, "username", "u", "", "username to log in with (env STRATA_USERNAME)")
+	pf.StringVarP(&a.password, "password", "p", "", "password to log in with (env STRATA_PASSWORD)")
+	pf.StringVar(&a.token, "token", "", "personal access token to log in with instead of a password (env STRATA_TOKEN)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
 
 	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),

@@ -328,3 +328,16 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	}
 	c.fails(3, "cannot connect to "+addr, "ping", "--address", addr)
 }
+
+func TestHelpHidesEnvironmentSecrets(t *testing.T) {
+	srv := startServer(t)
+	c := newCLI(t, srv)
+	c.env["STRATA_PASSWORD"] = "hunter2-secret"
+	c.env["STRATA_TOKEN"] = "token-secret"
+	for _, args := range [][]string{{"--help"}, {"stream", "list", "--help"}} {
+		out := c.ok(args...)
+		if strings.Contains(out, "secret") || !strings.Contains(out, "--password") {
+			t.Fatalf("help output for %v leaks or lacks flags: %q", args, out)
+		}
+	}
+}
