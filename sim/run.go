@@ -246,8 +246,8 @@ func (c *Cluster) finish(res *Result) {
 		return
 	}
 	lc := &LinearizabilityChecker{}
-	res.linearizability = lc
 	if err := lc.Check(&c.history); err != nil {
+		res.linearizability = lc // kept for the visualization
 		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: "linearizability", Detail: err.Error()}
 		return
 	}
@@ -293,7 +293,10 @@ func (r *Result) fill(c *Cluster) {
 		r.Process.ClientRetries += cl.retries
 	}
 	r.DurabilityWaived = c.durability.Waived()
-	r.history = &c.history
+	// Copy the history header so that the result does not keep the whole
+	// cluster (disks, journals) alive.
+	h := c.history
+	r.history = &h
 }
 
 // ReplicaSummary describes every replica in one line, for reports.

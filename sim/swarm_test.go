@@ -18,7 +18,7 @@ func runSwarm(first, count uint64, bugs vsr.BugSet, stopAtFailure bool, tune fun
 	results := make([]*Result, count)
 	next := make(chan uint64)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
+	var mu sync.Mutex // guards results and failed
 	failed := false
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)

@@ -35,10 +35,9 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 		*parallel = 1
 	}
 	start := time.Now()
-	results := make([]*sim.Result, *seeds)
 	next := make(chan uint64)
+	done := make(chan *sim.Result)
 	var wg sync.WaitGroup
-	var mu sync.Mutex // guards stdout and failure files
 	for w := 0; w < *parallel; w++ {
 		wg.Add(1)
 		go func() {
@@ -48,44 +47,45 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 				if *ticks > 0 {
 					params.SafetyTicks = *ticks
 				}
-				res := sim.Run(sim.Options{Params: params, Bugs: bugs.set()})
-				results[i] = res
-				if res.Outcome.Kind != sim.OutcomeOK {
-					mu.Lock()
-					fmt.Fprintf(stdout, "FAIL seed=%d %s\n", res.Params.Seed, firstLine(res.Outcome.String()))
-					if err := writeFailure(res, bugs, stdout); err != nil {
-						fmt.Fprintf(stdout, "  could not write failure files: %v\n", err)
-					}
-					mu.Unlock()
-				}
+				done <- sim.Run(sim.Options{Params: params, Bugs: bugs.set()})
 			}
 		}()
 	}
-	for i := uint64(0); i < *seeds; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	elapsed := time.Since(start)
+	go func() {
+		for i := uint64(0); i < *seeds; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(done)
+	}()
 
+	// The collector keeps only counters: results are dropped as they come
+	// so that a long swarm runs in constant memory.
 	var passed, failed uint64
 	code := 0
+	firstFailedSeed := uint64(0)
 	var net sim.NetworkCounters
 	var disk sim.StorageCounters
 	var proc sim.RunCounters
 	var ticksTotal uint64
-	for _, res := range results {
-		if res.Outcome.Kind == sim.OutcomeOK {
-			passed++
-		} else {
-			failed++
-			if code == 0 {
-				code = res.Outcome.Kind.ExitCode()
-			}
-		}
+	for res := range done {
 		ticksTotal += res.Ticks
 		addCounters(&net, &disk, &proc, res)
+		if res.Outcome.Kind == sim.OutcomeOK {
+			passed++
+			continue
+		}
+		failed++
+		fmt.Fprintf(stdout, "FAIL seed=%d %s\n", res.Params.Seed, firstLine(res.Outcome.String()))
+		if err := writeFailure(res, bugs, stdout); err != nil {
+			fmt.Fprintf(stdout, "  could not write failure files: %v\n", err)
+		}
+		if code == 0 || res.Params.Seed < firstFailedSeed {
+			code, firstFailedSeed = res.Outcome.Kind.ExitCode(), res.Params.Seed
+		}
 	}
+	elapsed := time.Since(start)
 	minutes := elapsed.Minutes()
 	fmt.Fprintf(stdout, "seeds %d..%d in %s (%.0f seeds/minute, %d simulated ticks)\n",
 		*from, *from+*seeds-1, elapsed.Round(time.Millisecond), float64(*seeds)/minutes, ticksTotal)
