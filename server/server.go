@@ -9,18 +9,24 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
 )
+
+// httpReadHeaderTimeout bounds how long an HTTP client may take to send
+// its request headers.
+const httpReadHeaderTimeout = 10 * time.Second
 
 // Version is the server version string reported to clients.
 const Version = wire.ServerVersion
@@ -45,6 +51,9 @@ type Options struct {
 	FS storage.FS
 	// Now is the wall clock; nil means time.Now. Tests may pin it.
 	Now func() time.Time
+	// HTTP builds the handler served on the [http] listener (the REST API
+	// and /metrics) when http.enabled; nil serves nothing there.
+	HTTP func(*Server) (http.Handler, error)
 }
 
 // Server is one single-node Strata broker.
@@ -75,6 +84,9 @@ type Server struct {
 
 	nextConnID atomic.Uint32
 	tcpAddr    net.Addr
+	httpAddr   net.Addr
+	httpServer *http.Server
+	httpNew    func(*Server) (http.Handler, error)
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -105,6 +117,7 @@ func New(opts Options) (*Server, error) {
 		metrics:   newMetrics(),
 		conns:     map[uint32]*connection{},
 		done:      make(chan error, 1),
+		httpNew:   opts.HTTP,
 	}
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
@@ -151,6 +164,11 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, transportTCP)
 		s.log.Info("listening", zap.String("transport", "tcp"), zap.String("address", bound.TCP))
 	}
+	if s.cfg.HTTP.Enabled && s.httpNew != nil {
+		if err := s.startHTTP(&bound); err != nil {
+			return err
+		}
+	}
 	current, err := config.EncodeCurrent(s.cfg, bound)
 	if err != nil {
 		return err
@@ -191,6 +209,47 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 		}()
 	}
 }
+
+// startHTTP binds the [http] listener and serves the handler on it.
+func (s *Server) startHTTP(bound *config.Bound) error {
+	handler, err := s.httpNew(s)
+	if err != nil {
+		return fmt.Errorf("http handler: %w", err)
+	}
+	ln, err := net.Listen("tcp", s.cfg.HTTP.Address)
+	if err != nil {
+		return fmt.Errorf("bind http %s: %w", s.cfg.HTTP.Address, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: httpReadHeaderTimeout}
+	s.mu.Lock()
+	s.httpAddr = ln.Addr()
+	s.httpServer = srv
+	s.mu.Unlock()
+	bound.HTTP = ln.Addr().String()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server failed", zap.Error(err))
+		}
+	}()
+	s.log.Info("listening", zap.String("transport", "http"), zap.String("address", bound.HTTP))
+	return nil
+}
+
+// HTTPAddr is the bound HTTP address (nil when HTTP is off).
+func (s *Server) HTTPAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.httpAddr
+}
+
+// MetricsRegistry is the registry holding the server's Prometheus
+// collectors, for the /metrics endpoint.
+func (s *Server) MetricsRegistry() *prometheus.Registry { return s.metrics.registry }
+
+// Logger is the server's logger, for components that serve on its behalf.
+func (s *Server) Logger() *zap.Logger { return s.log }
 
 // TCPAddr is the bound TCP address (nil before Start).
 func (s *Server) TCPAddr() net.Addr {
@@ -254,6 +313,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	for _, ln := range listeners {
 		_ = ln.Close()
+	}
+	if httpServer := s.httpServer; httpServer != nil {
+		_ = httpServer.Shutdown(ctx)
 	}
 	for _, c := range conns {
 		_ = c.netConn.Close()

@@ -10,7 +10,10 @@ import (
 // Bound records the addresses the server actually bound, written into
 // runtime/current_config.toml next to the configuration.
 type Bound struct {
-	TCP string `toml:"tcp,omitempty"`
+	TCP       string `toml:"tcp,omitempty"`
+	HTTP      string `toml:"http,omitempty"`
+	QUIC      string `toml:"quic,omitempty"`
+	WebSocket string `toml:"websocket,omitempty"`
 }
 
 // currentDocument is what runtime/current_config.toml holds.
