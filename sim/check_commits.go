@@ -31,6 +31,7 @@ type commitDigest struct {
 // replicas report through vsr.Replica.Committed, which covers every op.
 type CommitChecker struct {
 	committed   map[uint64]commitDigest
+	states      map[uint64]stateDigest // state machine state after each op
 	checksums   map[uint64]vsr.Uint128
 	lastApplied []uint64 // per replica; 0 when unknown (fresh or restored)
 	known       []bool
@@ -47,6 +48,7 @@ func NewCommitChecker(replicaCount int) *CommitChecker {
 		lastApplied: make([]uint64, replicaCount),
 		known:       make([]bool, replicaCount),
 		checksums:   make(map[uint64]vsr.Uint128),
+		states:      make(map[uint64]stateDigest),
 		scanned:     make([]uint64, replicaCount),
 	}
 }
@@ -82,6 +84,26 @@ func (c *CommitChecker) OnApply(replica int, op uint64, d commitDigest) {
 		return
 	}
 	c.committed[op] = d
+}
+
+// stateDigest summarizes a replicated log: its length and state hash.
+type stateDigest struct {
+	count int
+	hash  uint64
+}
+
+// OnState records replica's state machine state right after it applied op;
+// every replica must hold the same state after the same op.
+func (c *CommitChecker) OnState(replica int, op uint64, s stateDigest) {
+	if c.violation != nil {
+		return
+	}
+	if prev, ok := c.states[op]; ok && prev != s {
+		c.violation = fmt.Errorf("replica %d holds %d values (hash %016x) after applying op %d, another replica held %d values (hash %016x) after the same op",
+			replica, s.count, s.hash, op, prev.count, prev.hash)
+		return
+	}
+	c.states[op] = s
 }
 
 // OnReset forgets replica's position (it restarted or restored a

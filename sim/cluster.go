@@ -198,6 +198,10 @@ func (c *Cluster) start(i int) error {
 func (c *Cluster) observeApply(replica int, op, timestamp uint64, operation uint8, body, reply []byte) {
 	d := digestOf(operation, timestamp, body)
 	c.commits.OnApply(replica, op, d)
+	if l := c.logs[replica]; l != nil {
+		count, hash := l.StateDigest()
+		c.commits.OnState(replica, op, stateDigest{count, hash})
+	}
 	if d.client != 0 {
 		c.exactlyOnce.OnApply(replica, op, d.client, d.request)
 	}
