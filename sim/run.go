@@ -208,8 +208,9 @@ func (c *Cluster) Liveness() {
 }
 
 // chooseCore picks max(replication quorum, view-change quorum) replicas,
-// preferring ones that are running and healthy, then ones whose disk the
-// fault model leaves intact; ties are broken by a seeded shuffle.
+// preferring (replicated) ones that kept their memory, or (persisted) ones
+// whose disk the fault model leaves intact; ties are broken by a seeded
+// shuffle.
 func (c *Cluster) chooseCore() []int {
 	n := c.params.ReplicaCount
 	size := ReplicationQuorum(n)
@@ -221,13 +222,19 @@ func (c *Cluster) chooseCore() []int {
 		order[i] = i
 	}
 	c.prng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	// Under replicated durability memory is what matters (a restarted
+	// replica has lost it); under persisted durability the disk is.
+	downWeight, faultyWeight := 2, 1
+	if c.params.Durability == DurabilityPersisted {
+		downWeight, faultyWeight = 1, 2
+	}
 	rank := func(i int) int {
 		r := 0
 		if c.replicas[i] == nil || c.unhealthy[i] {
-			r += 2
+			r += downWeight
 		}
 		if c.params.IsStorageFaulty(i) {
-			r++
+			r += faultyWeight
 		}
 		return r
 	}
