@@ -42,7 +42,10 @@ type connection struct {
 	id        uint32
 	transport uint8
 	address   string
-	netConn   net.Conn
+	// netConn is the socket of a TCP connection; closeFn closes a
+	// connection of another transport. Both are nil for a local session.
+	netConn net.Conn
+	closeFn func()
 
 	mu sync.Mutex
 	// Invariant: bound implies userID is a valid user and session > 0.
@@ -58,6 +61,16 @@ type connection struct {
 	scratch []byte
 	// out is the reply frame buffer, reused across requests.
 	out []byte
+}
+
+// close closes the connection's transport, if it has one.
+func (c *connection) close() {
+	switch {
+	case c.netConn != nil:
+		_ = c.netConn.Close()
+	case c.closeFn != nil:
+		c.closeFn()
+	}
 }
 
 // binding returns a consistent copy of the connection's session binding.

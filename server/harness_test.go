@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -141,4 +144,31 @@ func newServerErr(t *testing.T, dir string) (*server.Server, error) {
 		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	}
 	return srv, err
+}
+
+// readCurrentConfig returns runtime/current_config.toml of a data dir.
+func readCurrentConfig(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "runtime", "current_config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// boundAddress finds `key = "addr"` in the [bound] table of a current
+// config.
+func boundAddress(t *testing.T, current, key string) string {
+	t.Helper()
+	var doc struct {
+		Bound map[string]string `toml:"bound"`
+	}
+	if _, err := toml.Decode(current, &doc); err != nil {
+		t.Fatal(err)
+	}
+	addr := doc.Bound[key]
+	if addr == "" {
+		t.Fatalf("no bound %s address in:\n%s", key, current)
+	}
+	return addr
 }

@@ -87,6 +87,7 @@ type Server struct {
 	httpAddr   net.Addr
 	httpServer *http.Server
 	httpNew    func(*Server) (http.Handler, error)
+	wsServer   *http.Server
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -163,6 +164,11 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.acceptLoop(ln, transportTCP)
 		s.log.Info("listening", zap.String("transport", "tcp"), zap.String("address", bound.TCP))
+	}
+	if s.cfg.WebSocket.Enabled {
+		if err := s.startWebSocket(&bound.WebSocket); err != nil {
+			return err
+		}
 	}
 	if s.cfg.HTTP.Enabled && s.httpNew != nil {
 		if err := s.startHTTP(&bound); err != nil {
@@ -306,6 +312,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closed = true
 	listeners := s.listeners
 	s.listeners = nil
+	httpServer, wsServer := s.httpServer, s.wsServer
 	conns := make([]*connection, 0, len(s.conns))
 	for _, c := range s.conns {
 		conns = append(conns, c)
@@ -314,11 +321,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range listeners {
 		_ = ln.Close()
 	}
-	if httpServer := s.httpServer; httpServer != nil {
+	if httpServer != nil {
 		_ = httpServer.Shutdown(ctx)
 	}
+	if wsServer != nil {
+		_ = wsServer.Close()
+	}
 	for _, c := range conns {
-		_ = c.netConn.Close()
+		c.close()
 	}
 	waited := make(chan struct{})
 	go func() {
