@@ -329,9 +329,67 @@ func TestSystemReads(t *testing.T) {
 	if err != nil || cm.Name != "single-node" || len(cm.Nodes) != 1 || cm.Nodes[0].TCPPort != 8090 {
 		t.Fatalf("cluster %+v, %v", cm, err)
 	}
-	// The fake does not implement consumer groups: the read is a known
-	// replicated-only code path answered FeatureUnavailable.
-	if _, err := c.GetConsumerGroups(ctx, client.ID(0), client.ID(0)); !errors.Is(err, wire.ErrFeatureUnavailable) {
-		t.Fatalf("groups: %v", err)
+	// A committed rejection of DeleteSegments arrives under operation 68.
+	if err := c.DeleteSegments(ctx, client.ID(0), client.ID(0), 0, 1); !errors.Is(err, wire.ErrStreamIdNotFound) {
+		t.Fatalf("delete segments without a stream: %v", err)
+	}
+}
+
+func TestConsumerGroups(t *testing.T) {
+	srv := startServer(t)
+	a := dialRoot(t, srv)
+	b := dialRoot(t, srv)
+	ctx := testContext(t)
+	if _, err := a.CreateStream(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateTopic(ctx, client.ID(0), "t", 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, tp := client.ID(0), client.ID(0)
+	g, err := a.CreateConsumerGroup(ctx, s, tp, "workers")
+	if err != nil || g.ID != 0 || g.Name != "workers" || g.PartitionsCount != 4 || len(g.Members) != 0 {
+		t.Fatalf("create group %+v, %v", g, err)
+	}
+	if _, err := a.CreateConsumerGroup(ctx, s, tp, "workers"); !errors.Is(err, wire.ErrConsumerGroupNameAlreadyExists) {
+		t.Fatalf("duplicate group: %v", err)
+	}
+	if _, err := a.SyncConsumerGroup(ctx, s, tp, client.Named("workers")); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("sync before join: %v", err)
+	}
+	for _, c := range []*client.Client{a, b} {
+		if err := c.JoinConsumerGroup(ctx, s, tp, client.Named("workers")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asg, err := b.SyncConsumerGroup(ctx, s, tp, client.ID(0))
+	if err != nil || asg.Generation != 2 || len(asg.Partitions) != 2 {
+		t.Fatalf("sync %+v, %v", asg, err)
+	}
+	d, err := a.GetConsumerGroup(ctx, s, tp, client.ID(0))
+	if err != nil || d.MembersCount != 2 || len(d.Members) != 2 || len(d.Members[0].Partitions) != 2 {
+		t.Fatalf("group details %+v, %v", d, err)
+	}
+	list, err := a.GetConsumerGroups(ctx, s, tp)
+	if err != nil || len(list) != 1 || list[0].MembersCount != 2 {
+		t.Fatalf("groups %+v, %v", list, err)
+	}
+	if err := b.LeaveConsumerGroup(ctx, s, tp, client.ID(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.LeaveConsumerGroup(ctx, s, tp, client.ID(0)); !errors.Is(err, wire.ErrConsumerGroupMemberNotFound) {
+		t.Fatalf("leave twice: %v", err)
+	}
+	if err := a.DeleteConsumerGroup(ctx, s, tp, client.Named("workers")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.GetConsumerGroup(ctx, s, tp, client.ID(0)); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("deleted group: %v", err)
+	}
+	if err := a.DeleteConsumerGroup(ctx, s, tp, client.ID(0)); !errors.Is(err, wire.ErrConsumerGroupIdNotFound) {
+		t.Fatalf("delete missing group: %v", err)
+	}
+	if _, err := a.GetConsumerGroups(ctx, client.ID(9), tp); !errors.Is(err, wire.ErrStreamIdNotFound) {
+		t.Fatalf("groups of a missing stream: %v", err)
 	}
 }

@@ -296,6 +296,8 @@ func (s *Server) read(sess *session, code wire.Code, r *body) answer {
 		return ok(b)
 	case wire.CodePollMessages:
 		return s.poll(r)
+	case wire.CodeGetConsumerGroup, wire.CodeGetConsumerGroups, wire.CodeSyncConsumerGroup:
+		return s.groupRead(sess, code, r)
 	case wire.CodeGetConsumerOffset:
 		_, p, key, a := s.offsetTarget(r, true)
 		if p == nil {

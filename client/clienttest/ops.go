@@ -142,6 +142,8 @@ func (s *Server) metadata(sess *session, op wire.Operation, r *body) answer {
 			t.partitions = t.partitions[:len(t.partitions)-int(count)]
 		}
 		return ok(nil)
+	case wire.OpCreateConsumerGroup, wire.OpDeleteConsumerGroup, wire.OpJoinConsumerGroup, wire.OpLeaveConsumerGroup:
+		return s.groupOp(sess, op, r)
 	case wire.OpCreateUser:
 		name := r.name()
 		password := r.name()
@@ -379,4 +381,117 @@ func (s *Server) offsetTarget(r *body, read bool) (*topic, *partition, string, a
 		return nil, nil, "", notFound
 	}
 	return t, t.partitions[pid], strconv.Itoa(int(kind)) + cid.key(), answer{}
+}
+
+// groupOp applies the consumer-group metadata operations.
+func (s *Server) groupOp(sess *session, op wire.Operation, r *body) answer {
+	sid, tid := r.ident(), r.ident()
+	var gid ident
+	var name string
+	if op == wire.OpCreateConsumerGroup {
+		name = r.name()
+	} else {
+		gid = r.ident()
+	}
+	if r.bad {
+		return deny(wire.ErrInvalidCommand)
+	}
+	str := s.state.findStream(sid)
+	if str == nil {
+		return rejected(wire.ErrStreamIdNotFound)
+	}
+	t := str.findTopic(tid)
+	if t == nil {
+		return rejected(wire.ErrTopicIdNotFound)
+	}
+	if op == wire.OpCreateConsumerGroup {
+		if t.findGroup(ident{name: name}) != nil {
+			return rejected(wire.ErrConsumerGroupNameAlreadyExists)
+		}
+		if t.groups == nil {
+			t.groups = map[uint32]*group{}
+		}
+		g := &group{id: t.nextGroupID, name: name}
+		t.nextGroupID++
+		t.groups[g.id] = g
+		return ok(appendGroupDetails(nil, t, g))
+	}
+	g := t.findGroup(gid)
+	if g == nil {
+		return rejected(wire.ErrConsumerGroupIdNotFound)
+	}
+	me := member{sess.clientLo, sess.clientHi}
+	at := -1
+	for i, m := range g.members {
+		if m == me {
+			at = i
+		}
+	}
+	switch op {
+	case wire.OpDeleteConsumerGroup:
+		delete(t.groups, g.id)
+	case wire.OpJoinConsumerGroup:
+		if at < 0 {
+			g.members = append(g.members, me)
+			g.generation++
+		}
+	case wire.OpLeaveConsumerGroup:
+		if at < 0 {
+			return rejected(wire.ErrConsumerGroupMemberNotFound)
+		}
+		g.members = append(g.members[:at], g.members[at+1:]...)
+		g.generation++
+	}
+	return ok(nil)
+}
+
+// groupRead answers GetConsumerGroup(s) and SyncConsumerGroup.
+func (s *Server) groupRead(sess *session, code wire.Code, r *body) answer {
+	sid, tid := r.ident(), r.ident()
+	var gid ident
+	if code != wire.CodeGetConsumerGroups {
+		gid = r.ident()
+	}
+	if r.bad {
+		if code == wire.CodeSyncConsumerGroup {
+			return ok(nil)
+		}
+		return deny(wire.ErrInvalidCommand)
+	}
+	str := s.state.findStream(sid)
+	if str == nil {
+		return deny(wire.ErrStreamIdNotFound)
+	}
+	t := str.findTopic(tid)
+	if t == nil {
+		return deny(wire.ErrTopicIdNotFound)
+	}
+	if code == wire.CodeGetConsumerGroups {
+		var b []byte
+		for id := uint32(0); id < t.nextGroupID; id++ {
+			if g, found := t.groups[id]; found {
+				b = appendGroup(b, t, g)
+			}
+		}
+		return ok(b)
+	}
+	g := t.findGroup(gid)
+	if g == nil {
+		return ok(nil)
+	}
+	if code == wire.CodeGetConsumerGroup {
+		return ok(appendGroupDetails(nil, t, g))
+	}
+	for i, m := range g.members {
+		if m == (member{sess.clientLo, sess.clientHi}) {
+			parts := g.assigned(t, i)
+			b := le64(nil, g.generation)
+			b = le32(b, uint32(len(parts)))
+			for _, p := range parts {
+				b = le32(b, p)
+			}
+			return ok(b)
+		}
+	}
+	return ok(nil)
 }

@@ -37,6 +37,61 @@ type topic struct {
 	options     []byte
 	partitions  []*partition
 	roundRobin  uint32
+	groups      map[uint32]*group
+	nextGroupID uint32
+}
+
+type group struct {
+	id         uint32
+	name       string
+	generation uint64
+	// members are protocol client ids, in join order.
+	members []member
+}
+
+type member struct{ lo, hi uint64 }
+
+func (t *topic) findGroup(id ident) *group {
+	if id.numeric {
+		return t.groups[id.id]
+	}
+	for _, g := range t.groups {
+		if g.name == id.name {
+			return g
+		}
+	}
+	return nil
+}
+
+// assigned returns member index i's partitions: round-robin by index.
+func (g *group) assigned(t *topic, i int) []uint32 {
+	var out []uint32
+	for p := range t.partitions {
+		if p%len(g.members) == i {
+			out = append(out, uint32(p))
+		}
+	}
+	return out
+}
+
+func appendGroup(b []byte, t *topic, g *group) []byte {
+	b = le32(b, g.id)
+	b = le32(b, uint32(len(t.partitions)))
+	b = le32(b, uint32(len(g.members)))
+	return name8(b, g.name)
+}
+
+func appendGroupDetails(b []byte, t *topic, g *group) []byte {
+	b = appendGroup(b, t, g)
+	for i := range g.members {
+		parts := g.assigned(t, i)
+		b = le32(b, uint32(i))
+		b = le32(b, uint32(len(parts)))
+		for _, p := range parts {
+			b = le32(b, p)
+		}
+	}
+	return b
 }
 
 type partition struct {

@@ -206,6 +206,6 @@ broke.`,
 
 	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),
 		newSegmentCommand(a), newMessageCommand(a), newOffsetCommand(a), newUserCommand(a),
-		newPATCommand(a), newMeCommand(a), newStatsCommand(a), newClientCommand(a))
+		newPATCommand(a), newMeCommand(a), newStatsCommand(a), newClientCommand(a), newGroupCommand(a))
 	return root
 }

@@ -341,3 +341,24 @@ func TestHelpHidesEnvironmentSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupCommands(t *testing.T) {
+	srv := startServer(t)
+	c := newCLI(t, srv)
+	c.ok("stream", "create", "s")
+	c.ok("topic", "create", "s", "t", "--partitions", "3")
+	if out := c.ok("group", "create", "s", "t", "workers"); !strings.Contains(out, "created consumer group workers with id 0") {
+		t.Fatalf("group create: %q", out)
+	}
+	c.fails(1, "consumer group name already exists (5004 ConsumerGroupNameAlreadyExists)", "group", "create", "s", "t", "workers")
+	if out := c.ok("group", "list", "s", "t"); !strings.Contains(out, "workers") || !strings.HasPrefix(out, "ID") {
+		t.Fatalf("group list: %q", out)
+	}
+	g := jsonLines(t, c.ok("group", "get", "s", "t", "workers", "-o", "json"))[0]
+	if g["name"] != "workers" || g["partitions_count"] != float64(3) {
+		t.Fatalf("group get: %v", g)
+	}
+	c.ok("group", "delete", "s", "t", "0")
+	c.fails(1, "consumer group workers not found", "group", "get", "s", "t", "workers")
+	c.fails(1, "consumer group not found (5000 ConsumerGroupIdNotFound)", "group", "delete", "s", "t", "workers")
+}

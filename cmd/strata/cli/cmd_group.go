@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/client"
+)
+
+func newGroupCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "group",
+		Short: "Create, list, inspect and delete consumer groups",
+		Long: `Consumer groups share a topic's partitions among their members. GROUP is a
+numeric id or a name. (Joining is done by consuming clients, not here.)
+
+  strata group create orders eu workers
+  strata group list orders eu
+  strata group get orders eu workers
+  strata group delete orders eu workers`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "create STREAM TOPIC NAME",
+		Short: "Create a consumer group",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			g, err := c.CreateConsumerGroup(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]), args[2])
+			if err != nil {
+				return err
+			}
+			return a.printer().message(g.ConsumerGroup, "created consumer group "+g.Name+" with id "+u32(g.ID))
+		},
+	}, &cobra.Command{
+		Use:   "list STREAM TOPIC",
+		Short: "List the consumer groups of a topic",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.GetConsumerGroups(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
+			if err != nil {
+				return err
+			}
+			items := make([]any, len(list))
+			rows := make([][]string, len(list))
+			for i, g := range list {
+				items[i] = g
+				rows[i] = []string{u32(g.ID), g.Name, u32(g.MembersCount), u32(g.PartitionsCount)}
+			}
+			return a.printer().list(items, []string{"ID", "NAME", "MEMBERS", "PARTITIONS"}, rows)
+		},
+	}, &cobra.Command{
+		Use:   "get STREAM TOPIC GROUP",
+		Short: "Show a consumer group and its members' partitions",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			g, err := c.GetConsumerGroup(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]),
+				client.ParseIdentifier(args[2]))
+			if err != nil {
+				return notFoundAs(err, "consumer group %s", args[2])
+			}
+			fields := []field{{"id", g.ID}, {"name", g.Name}, {"members", g.MembersCount}, {"partitions", g.PartitionsCount}}
+			for _, m := range g.Members {
+				parts := make([]string, len(m.Partitions))
+				for i, p := range m.Partitions {
+					parts[i] = u32(p)
+				}
+				fields = append(fields, field{"member " + u32(m.ID), strings.Join(parts, ",")})
+			}
+			return a.printer().object(g, fields)
+		},
+	}, &cobra.Command{
+		Use:   "delete STREAM TOPIC GROUP",
+		Short: "Delete a consumer group and its offsets",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.simple(cmd, func(c *client.Client) error {
+				return c.DeleteConsumerGroup(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]),
+					client.ParseIdentifier(args[2]))
+			}, "deleted consumer group "+args[2])
+		},
+	})
+	return cmd
+}
