@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quic-go/quic-go"
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -82,12 +83,13 @@ type Server struct {
 	done      chan error
 	wg        sync.WaitGroup
 
-	nextConnID atomic.Uint32
-	tcpAddr    net.Addr
-	httpAddr   net.Addr
-	httpServer *http.Server
-	httpNew    func(*Server) (http.Handler, error)
-	wsServer   *http.Server
+	nextConnID   atomic.Uint32
+	tcpAddr      net.Addr
+	httpAddr     net.Addr
+	httpServer   *http.Server
+	httpNew      func(*Server) (http.Handler, error)
+	wsServer     *http.Server
+	quicListener *quic.Listener
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -167,6 +169,11 @@ func (s *Server) Start() error {
 	}
 	if s.cfg.WebSocket.Enabled {
 		if err := s.startWebSocket(&bound.WebSocket); err != nil {
+			return err
+		}
+	}
+	if s.cfg.QUIC.Enabled {
+		if err := s.startQUIC(&bound.QUIC); err != nil {
 			return err
 		}
 	}
@@ -312,7 +319,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closed = true
 	listeners := s.listeners
 	s.listeners = nil
-	httpServer, wsServer := s.httpServer, s.wsServer
+	httpServer, wsServer, quicListener := s.httpServer, s.wsServer, s.quicListener
 	conns := make([]*connection, 0, len(s.conns))
 	for _, c := range s.conns {
 		conns = append(conns, c)
@@ -323,6 +330,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if httpServer != nil {
 		_ = httpServer.Shutdown(ctx)
+	}
+	if quicListener != nil {
+		_ = quicListener.Close()
 	}
 	if wsServer != nil {
 		_ = wsServer.Close()

@@ -27,7 +27,7 @@ var ErrInvalid = errors.New("invalid configuration")
 type Config struct {
 	System              System              `toml:"system"`
 	TCP                 Listener            `toml:"tcp"`
-	QUIC                Listener            `toml:"quic"`
+	QUIC                QUIC                `toml:"quic"`
 	HTTP                Listener            `toml:"http"`
 	WebSocket           Listener            `toml:"websocket"`
 	MessageBus          MessageBus          `toml:"message_bus"`
@@ -82,6 +82,20 @@ type MemoryPool struct {
 type Listener struct {
 	Enabled bool   `toml:"enabled"`
 	Address string `toml:"address"`
+}
+
+// QUIC is [quic].
+type QUIC struct {
+	Enabled     bool        `toml:"enabled"`
+	Address     string      `toml:"address"`
+	Certificate Certificate `toml:"certificate"`
+}
+
+// Certificate names a TLS certificate and key (PEM files); both empty
+// means a self-signed certificate generated at start (development only).
+type Certificate struct {
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
 }
 
 // MessageBus is [message_bus].
@@ -185,6 +199,9 @@ func (c *Config) Validate() error {
 	}
 	if c.TCP.Enabled && c.TCP.Address == "" {
 		return bad("tcp.address", "must not be empty when tcp.enabled")
+	}
+	if cert := c.QUIC.Certificate; (cert.CertFile == "") != (cert.KeyFile == "") {
+		return bad("quic.certificate", "cert_file and key_file must be given together")
 	}
 	if m := c.MessageBus.MaxMessageSize; m < frameSizeMin || m > frameSizeMax {
 		return bad("message_bus.max_message_size", "%d is outside %d..%d", m, frameSizeMin, frameSizeMax)

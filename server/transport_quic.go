@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+// QUIC transport settings (PROTOCOL.md §9-§10).
+const (
+	// QUICProtocol is the ALPN name Strata's QUIC listener offers. Iggy
+	// sets none, but QUIC (RFC 9001 §8.1) and quic-go require one, so
+	// clients must offer it.
+	QUICProtocol        = "iggy"
+	quicKeepAlivePeriod = 10 * time.Second
+	quicMaxIdleTimeout  = 30 * time.Second
+	// quicStreamTimeout closes a stream that sends no whole request.
+	quicStreamTimeout = 60 * time.Second
+	// quicCloseProtocolViolation and quicCloseShutdown are the connection
+	// close codes of §10.
+	quicCloseProtocolViolation quic.ApplicationErrorCode = 0x1004
+	quicCloseShutdown          quic.ApplicationErrorCode = 0x1003
+)
+
+// startQUIC binds the [quic] listener: one bidirectional stream per
+// request, one reply frame per stream, at most one stream at a time.
+func (s *Server) startQUIC(bound *string) error {
+	cert, err := loadCertificate(s.cfg.QUIC.Certificate.CertFile, s.cfg.QUIC.Certificate.KeyFile)
+	if err != nil {
+		return fmt.Errorf("quic: %w", err)
+	}
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{QUICProtocol}, MinVersion: tls.VersionTLS13}
+	ln, err := quic.ListenAddr(s.cfg.QUIC.Address, tlsConf, &quic.Config{
+		MaxIncomingStreams:    1,
+		MaxIncomingUniStreams: -1,
+		KeepAlivePeriod:       quicKeepAlivePeriod,
+		MaxIdleTimeout:        quicMaxIdleTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("bind quic %s: %w", s.cfg.QUIC.Address, err)
+	}
+	s.mu.Lock()
+	s.quicListener = ln
+	s.mu.Unlock()
+	*bound = ln.Addr().String()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			qc, err := ln.Accept(context.Background())
+			if err != nil {
+				if !errors.Is(err, quic.ErrServerClosed) {
+					s.log.Debug("quic accept ended", zap.Error(err))
+				}
+				return
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.serveQUIC(qc)
+			}()
+		}
+	}()
+	s.log.Info("listening", zap.String("transport", "quic"), zap.String("address", *bound))
+	return nil
+}
+
+// serveQUIC serves the streams of one QUIC connection in order.
+func (s *Server) serveQUIC(qc *quic.Conn) {
+	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now()}
+	c.closeFn = func() { _ = qc.CloseWithError(quicCloseShutdown, "server shutting down") }
+	s.addConn(c)
+	defer s.removeConn(c)
+	frame := make([]byte, connFrameBufferBytes)
+	for {
+		stream, err := qc.AcceptStream(context.Background())
+		if err != nil {
+			return
+		}
+		_ = stream.SetDeadline(time.Now().Add(quicStreamTimeout))
+		header, body, err := wire.ReadFrameLimit(stream, frame, s.cfg.MessageBus.MaxMessageSize)
+		if err != nil {
+			stream.CancelRead(0)
+			_ = qc.CloseWithError(quicCloseProtocolViolation, "malformed frame")
+			return
+		}
+		if n := len(header) + len(body); n > cap(frame) && n <= connFrameBufferKeepMax {
+			frame = make([]byte, n)
+		}
+		out, keep := s.handleFrame(c, header, body)
+		if out != nil {
+			if _, err := stream.Write(out); err != nil {
+				return
+			}
+		}
+		_ = stream.Close()
+		if !keep {
+			return
+		}
+	}
+}
