@@ -1,0 +1,298 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server"
+)
+
+// Defaults of Config.
+const (
+	// DefaultAccessTokenExpiry is the lifetime of an access token.
+	DefaultAccessTokenExpiry = time.Hour
+	// DefaultLoginFailuresBurst is how many failed logins an address may
+	// make before it is slowed down.
+	DefaultLoginFailuresBurst = 5
+	// DefaultLoginFailureRefill is how long an address waits for each
+	// further attempt once its burst is spent.
+	DefaultLoginFailureRefill = 12 * time.Second
+	// DefaultSessionsMax bounds the logged-in tokens (each holds a broker
+	// session; the broker's client table holds 8192).
+	DefaultSessionsMax = 4096
+	// DefaultBodyBytesMax is the largest request body (the frame limit).
+	DefaultBodyBytesMax = 64 << 20
+	// DefaultMetricsPath is where Prometheus metrics are served.
+	DefaultMetricsPath = "/metrics"
+)
+
+// Config configures the REST gateway. The zero value is usable: every
+// field has a default.
+type Config struct {
+	// JWTSecret signs access tokens (HS256). Empty draws 32 random bytes
+	// per process, so tokens do not survive a restart (their sessions do
+	// not either).
+	JWTSecret []byte
+	// AccessTokenExpiry is a token's lifetime; 0 = DefaultAccessTokenExpiry.
+	AccessTokenExpiry time.Duration
+	// LoginFailuresBurst and LoginFailureRefill shape the per-address
+	// failed-login limiter; 0 = the defaults.
+	LoginFailuresBurst int
+	LoginFailureRefill time.Duration
+	// SessionsMax bounds live tokens; 0 = DefaultSessionsMax.
+	SessionsMax int
+	// BodyBytesMax bounds request bodies; 0 = DefaultBodyBytesMax.
+	BodyBytesMax int64
+	// MetricsPath serves the Prometheus registry; "" = DefaultMetricsPath.
+	MetricsPath string
+	// Now is the wall clock; nil = time.Now. Tests pin it.
+	Now func() time.Time
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	if c.AccessTokenExpiry <= 0 {
+		c.AccessTokenExpiry = DefaultAccessTokenExpiry
+	}
+	if c.LoginFailuresBurst <= 0 {
+		c.LoginFailuresBurst = DefaultLoginFailuresBurst
+	}
+	if c.LoginFailureRefill <= 0 {
+		c.LoginFailureRefill = DefaultLoginFailureRefill
+	}
+	if c.SessionsMax <= 0 {
+		c.SessionsMax = DefaultSessionsMax
+	}
+	if c.BodyBytesMax <= 0 {
+		c.BodyBytesMax = DefaultBodyBytesMax
+	}
+	if c.MetricsPath == "" {
+		c.MetricsPath = DefaultMetricsPath
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// api is the gateway: the broker, the token store and the limiter.
+type api struct {
+	srv    *server.Server
+	cfg    Config
+	log    *zap.Logger
+	tokens *tokenStore
+	logins *loginLimiter
+}
+
+// sessionKey is the context key of the caller's tokenSession.
+type sessionKey struct{}
+
+// jtiKey is the context key of the caller's token id.
+type jtiKey struct{}
+
+// authedHandler is a handler that runs as the token's broker session.
+type authedHandler func(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error
+
+// New builds the REST API handler for srv (PROTOCOL.md §11). Pass it to
+// server.Options.HTTP.
+func New(srv *server.Server, cfg Config) (http.Handler, error) {
+	cfg = cfg.withDefaults()
+	tokens, err := newTokenStore(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &api{
+		srv:    srv,
+		cfg:    cfg,
+		log:    srv.Logger().Named("http"),
+		tokens: tokens,
+		logins: newLoginLimiter(cfg.LoginFailuresBurst, cfg.LoginFailureRefill, cfg.Now),
+	}
+	mux := http.NewServeMux()
+	a.routes(mux)
+	mux.Handle("GET "+cfg.MetricsPath, promhttp.HandlerFor(srv.MetricsRegistry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{code: wire.ErrResourceNotFound, reason: "no such route: " + r.Method + " " + r.URL.Path,
+			status: http.StatusNotFound})
+	})
+	return a.limitBody(mux), nil
+}
+
+// limitBody caps every request body at BodyBytesMax.
+func (a *api) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > a.cfg.BodyBytesMax {
+			writeError(w, ErrBodyTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.BodyBytesMax)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// public wraps a handler that needs no token.
+func (a *api) public(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			a.logFailure(r, err)
+			writeError(w, err)
+		}
+	}
+}
+
+// authed wraps a handler that runs as the bearer token's session.
+func (a *api) authed(h authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, jti, err := a.tokens.lookup(bearerToken(r))
+		if err == nil {
+			ctx := context.WithValue(context.WithValue(r.Context(), sessionKey{}, s), jtiKey{}, jti)
+			err = h(w, r.WithContext(ctx), s.session)
+		}
+		if err != nil {
+			a.logFailure(r, err)
+			writeError(w, err)
+		}
+	}
+}
+
+// logFailure logs a failed request: method, route pattern and code only
+// (never bodies, headers, tokens or passwords).
+func (a *api) logFailure(r *http.Request, err error) {
+	ae := toAPIError(err)
+	a.log.Debug("request failed", zap.String("method", r.Method), zap.String("route", r.Pattern),
+		zap.Uint32("code", uint32(ae.code)))
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer" header.
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return ""
+	}
+	return strings.TrimSpace(h[len(prefix):])
+}
+
+// decodeBody reads a JSON body into v. An empty body decodes as {}.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return err
+		}
+		return badRequest("", "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("", "trailing data after the JSON body")
+	}
+	return nil
+}
+
+// parseIdentifier reads a path or query identifier: a u32 is numeric,
+// anything else a name.
+func parseIdentifier(s, field string) (wire.Identifier, error) {
+	if s == "" {
+		return wire.Identifier{}, badRequest(field, "%s is required", field)
+	}
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return wire.NumericID(uint32(n)), nil
+	}
+	id := wire.NamedID(s)
+	if err := id.Validate(); err != nil {
+		return wire.Identifier{}, badRequest(field, "%s: %v", field, err)
+	}
+	return id, nil
+}
+
+// pathID parses the path value name as an identifier.
+func pathID(r *http.Request, name string) (wire.Identifier, error) {
+	return parseIdentifier(r.PathValue(name), name)
+}
+
+// pathIDs parses {stream_id} and {topic_id}.
+func pathIDs(r *http.Request) (wire.Identifier, wire.Identifier, error) {
+	stream, err := pathID(r, "stream_id")
+	if err != nil {
+		return stream, wire.Identifier{}, err
+	}
+	topic, err := pathID(r, "topic_id")
+	return stream, topic, err
+}
+
+// queryU32 reads an optional u32 query value.
+func queryU32(r *http.Request, name string, def uint32) (uint32, bool, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, false, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, false, badRequest(name, "%s must be an unsigned 32-bit number", name)
+	}
+	return uint32(n), true, nil
+}
+
+// queryU64 reads an optional u64 query value.
+func queryU64(r *http.Request, name string, def uint64) (uint64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, badRequest(name, "%s must be an unsigned 64-bit number", name)
+	}
+	return n, nil
+}
+
+// queryBool reads an optional boolean query value.
+func queryBool(r *http.Request, name string) (bool, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, badRequest(name, "%s must be true or false", name)
+	}
+	return b, nil
+}
+
+// requiredU32 checks that a JSON number field was sent and fits a u32.
+func requiredU32(n *json.Number, field string) (uint32, error) {
+	if n == nil {
+		return 0, badRequest(field, "%s is required", field)
+	}
+	v, err := strconv.ParseUint(n.String(), 10, 32)
+	if err != nil {
+		return 0, badRequest(field, "%s must be an unsigned 32-bit number", field)
+	}
+	return uint32(v), nil
+}
+
+// requiredU64 checks that a JSON number field was sent and fits a u64.
+func requiredU64(n *json.Number, field string) (uint64, error) {
+	if n == nil {
+		return 0, badRequest(field, "%s is required", field)
+	}
+	v, err := strconv.ParseUint(n.String(), 10, 64)
+	if err != nil {
+		return 0, badRequest(field, "%s must be an unsigned 64-bit number", field)
+	}
+	return v, nil
+}
