@@ -111,8 +111,8 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request, ls *server.Loca
 
 // updateUserRequest is the body of PUT /users/{user_id}.
 type updateUserRequest struct {
-	Username *string          `json:"username"`
-	Status   *string          `json:"status"`
+	Username *string           `json:"username"`
+	Status   *string           `json:"status"`
 	Options  map[string]string `json:"options"`
 }
 

@@ -176,11 +176,11 @@ func optionText(v wire.TLVItem) string {
 
 // userJSON is a User; Permissions is set for UserDetails only.
 type userJSON struct {
-	ID          uint32            `json:"id"`
-	CreatedAt   uint64            `json:"created_at"`
-	Status      string            `json:"status"`
-	Username    string            `json:"username"`
-	Options     map[string]string `json:"options"`
+	ID        uint32            `json:"id"`
+	CreatedAt uint64            `json:"created_at"`
+	Status    string            `json:"status"`
+	Username  string            `json:"username"`
+	Options   map[string]string `json:"options"`
 }
 
 func userStatusName(s wire.UserStatus) string {
