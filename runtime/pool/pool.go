@@ -22,16 +22,17 @@ type Config struct {
 
 // bucket is one size class: a mutex-guarded intrusive free list plus its
 // counters, padded so that neighbouring buckets do not share cache lines.
+// The counters are plain integers under the mutex that Get and Put take
+// anyway, which keeps a cached Get/Put to two lock round trips.
 type bucket struct {
 	mu sync.Mutex
-	// free is the free list head; guarded by mu.
-	free *Buffer
-	// freeCount is the free list's length; written under mu, read by Stats.
-	freeCount atomic.Int64
-	inUse     atomic.Int64
-	allocated atomic.Uint64
-	hits      atomic.Uint64
-	misses    atomic.Uint64
+	// All fields below are guarded by mu.
+	free      *Buffer // free list head
+	freeCount int64   // free list length
+	inUse     int64
+	allocated uint64
+	hits      uint64
+	misses    uint64
 	_         [64]byte
 }
 
@@ -100,18 +101,17 @@ func (p *Pool) Get(size int) *Buffer {
 	buffer := class.free
 	if buffer != nil {
 		class.free = buffer.next
-		class.freeCount.Add(-1)
-	}
-	class.mu.Unlock()
-	if buffer != nil {
+		class.freeCount--
+		class.hits++
+		class.inUse++
+		class.mu.Unlock()
 		buffer.next = nil
 		buffer.length = size
 		buffer.refs.Store(1)
-		class.hits.Add(1)
-		class.inUse.Add(1)
 		return buffer
 	}
-	class.misses.Add(1)
+	class.misses++
+	class.mu.Unlock()
 	classSize := int64(bucketSizes[index])
 	if !p.reserve(classSize, index) {
 		return p.allocateOutside(size)
@@ -122,8 +122,10 @@ func (p *Pool) Get(size int) *Buffer {
 	}
 	buffer = &Buffer{data: data, length: size, pool: p, bucket: index}
 	buffer.refs.Store(1)
-	class.allocated.Add(1)
-	class.inUse.Add(1)
+	class.mu.Lock()
+	class.allocated++
+	class.inUse++
+	class.mu.Unlock()
 	return buffer
 }
 
@@ -167,7 +169,7 @@ func (p *Pool) evictOne(index int) bool {
 	buffer := class.free
 	if buffer != nil {
 		class.free = buffer.next
-		class.freeCount.Add(-1)
+		class.freeCount--
 	}
 	class.mu.Unlock()
 	if buffer == nil {
@@ -205,12 +207,12 @@ func (p *Pool) recycle(buffer *Buffer) {
 		return
 	}
 	class := &p.buckets[buffer.bucket]
-	class.inUse.Add(-1)
 	class.mu.Lock()
-	if class.freeCount.Load() < p.bucketBuffersMax {
+	class.inUse--
+	if class.freeCount < p.bucketBuffersMax {
 		buffer.next = class.free
 		class.free = buffer
-		class.freeCount.Add(1)
+		class.freeCount++
 		class.mu.Unlock()
 		return
 	}

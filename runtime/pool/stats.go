@@ -14,9 +14,10 @@ type BucketStats struct {
 	Hits, Misses uint64
 }
 
-// Stats is a snapshot of a pool's counters. Counters are read one by one,
-// so a snapshot taken under concurrent use is only approximately
-// consistent across fields.
+// Stats is a snapshot of a pool's counters. Each bucket's counters are
+// read together under its lock, but buckets and pool-wide counters one by
+// one, so a snapshot taken under concurrent use is only approximately
+// consistent across them.
 type Stats struct {
 	BudgetBytes int64
 	// Hits and Misses sum the buckets' counters.
@@ -41,7 +42,9 @@ type Stats struct {
 	Buckets            [BucketCount]BucketStats
 }
 
-// Stats returns a snapshot of the pool's counters. It does not allocate.
+// Stats returns a snapshot of the pool's counters. It does not allocate;
+// it takes each bucket's lock briefly, so call it for metrics, not per
+// message.
 func (p *Pool) Stats() Stats {
 	stats := Stats{
 		BudgetBytes:         p.budgetBytes,
@@ -57,14 +60,16 @@ func (p *Pool) Stats() Stats {
 	}
 	for index := range p.buckets {
 		class := &p.buckets[index]
+		class.mu.Lock()
 		bucketStats := BucketStats{
 			SizeBytes: bucketSizes[index],
-			Cached:    class.freeCount.Load(),
-			InUse:     class.inUse.Load(),
-			Allocated: class.allocated.Load(),
-			Hits:      class.hits.Load(),
-			Misses:    class.misses.Load(),
+			Cached:    class.freeCount,
+			InUse:     class.inUse,
+			Allocated: class.allocated,
+			Hits:      class.hits,
+			Misses:    class.misses,
 		}
+		class.mu.Unlock()
 		stats.Buckets[index] = bucketStats
 		stats.Hits += bucketStats.Hits
 		stats.Misses += bucketStats.Misses

@@ -3,8 +3,8 @@ package shard
 import "fmt"
 
 // StartPlan creates and starts one shard per CPU of the plan: shard i on
-// plan.CPUs[i], pinned when plan.Pin, with base's inbox capacity and event
-// interval. pollers, when not nil, gives shard i its IO engine. If a shard
+// plan.CPUs[i], pinned when plan.Pin, with base's inbox capacity, event
+// interval and (for unpinned plans) Unlocked. pollers, when not nil, gives shard i its IO engine. If a shard
 // fails to start, those already started are stopped and the error names
 // the shard.
 func StartPlan(plan Plan, base Config, pollers func(shard int) Poller) ([]*Shard, error) {
@@ -17,6 +17,9 @@ func StartPlan(plan Plan, base Config, pollers func(shard int) Poller) ([]*Shard
 	for index, cpu := range plan.CPUs {
 		config := base
 		config.ID, config.CPU, config.Pin = index, cpu, plan.Pin
+		if plan.Pin {
+			config.Unlocked = false
+		}
 		if pollers != nil {
 			config.Poller = pollers(index)
 		}

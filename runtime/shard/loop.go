@@ -5,11 +5,14 @@ import (
 	"time"
 )
 
-// run is the shard's goroutine: lock the thread, pin it, then loop until
-// stopped and drained. The thread stays locked when run returns, so the Go
-// runtime terminates it instead of reusing a pinned thread.
+// run is the shard's goroutine: lock the thread (unless Unlocked), pin it
+// (if Pin), then loop until stopped and drained. The thread stays locked
+// when run returns, so the Go runtime terminates it instead of reusing a
+// pinned thread.
 func (s *Shard) run(started chan<- error) {
-	runtime.LockOSThread()
+	if !s.unlocked {
+		runtime.LockOSThread()
+	}
 	if s.pin {
 		if err := Pin(s.cpu); err != nil {
 			close(s.exited)

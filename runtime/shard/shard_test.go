@@ -27,6 +27,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{InboxCapacity: -1}, {InboxCapacity: InboxCapacityMax + 1},
 		{EventInterval: -1}, {EventInterval: EventIntervalMax + 1},
 		{ID: -1}, {ID: ShardCountMax}, {Pin: true, CPU: -1}, {Pin: true, CPU: CPUNumberMax + 1},
+		{Pin: true, Unlocked: true},
 	} {
 		if _, err := New(bad); !errors.Is(err, ErrConfig) {
 			t.Errorf("New(%+v) = %v, want ErrConfig", bad, err)
@@ -34,8 +35,14 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 }
 
-func TestTasksRunInOrderOnOneThread(t *testing.T) {
-	shard := startShard(t, Config{ID: 3})
+func TestTasksRunInOrder(t *testing.T) {
+	for _, unlocked := range []bool{false, true} {
+		testTasksRunInOrder(t, Config{ID: 3, Unlocked: unlocked})
+	}
+}
+
+func testTasksRunInOrder(t *testing.T, config Config) {
+	shard := startShard(t, config)
 	var order []int // touched only by shard tasks
 	for index := range 100 {
 		if err := shard.Submit(func() { order = append(order, index) }); err != nil {
