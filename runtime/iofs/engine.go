@@ -104,11 +104,19 @@ type engine struct {
 	stopping  bool
 }
 
+// engineEntriesMin is the smallest ring the engine runs: the wake-up read
+// holds one entry permanently and callers need at least one more, or a
+// caller's operation would wait for room forever.
+const engineEntriesMin = 2
+
 // newEngine sets up a ring and starts its loop.
 func newEngine(cfg uring.Config) (*engine, error) {
 	ring, err := uring.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if ring.Capacity() < engineEntriesMin {
+		return nil, errors.Join(fmt.Errorf("ring of %d entries, the io engine needs %d: %w", ring.Capacity(), engineEntriesMin, uring.ErrConfig), ring.Close())
 	}
 	wakeFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {

@@ -162,6 +162,13 @@ func TestNamespaceAndErrors(t *testing.T) {
 	}
 }
 
+func TestTinyRingRefused(t *testing.T) {
+	newFS(t, uring.Config{Entries: 2}) // skips without io_uring
+	if _, err := New(uring.Config{Entries: 1}); !errors.Is(err, uring.ErrConfig) {
+		t.Fatalf("one-entry ring: %v", err)
+	}
+}
+
 func TestClosedFSRefuses(t *testing.T) {
 	fsys := newFS(t, uring.Config{Entries: 8})
 	f, err := fsys.Create(filepath.Join(t.TempDir(), "x"))

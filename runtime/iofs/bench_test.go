@@ -1,0 +1,148 @@
+package iofs
+
+import (
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stratabroker/strata/runtime/uring"
+	"github.com/stratabroker/strata/storage"
+)
+
+// benchFileBytesMax caps a benchmark file: once past it the file is
+// truncated (timer stopped), as if a new segment started.
+const benchFileBytesMax = 64 << 20
+
+// BenchmarkSegmentAppend appends to a segment-like file through each
+// engine, with and without an fdatasync after every write. b.SetBytes
+// makes the output report MB/s.
+func BenchmarkSegmentAppend(b *testing.B) {
+	engines := []struct {
+		name string
+		fs   func(b *testing.B) storage.FS
+	}{
+		{"uring", func(b *testing.B) storage.FS { return newFS(b, uring.Config{}) }},
+		{"sync", func(*testing.B) storage.FS { return storage.OSFS{} }},
+	}
+	sizes := []struct {
+		name  string
+		bytes int
+	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}}
+	for _, size := range sizes {
+		for _, sync := range []bool{false, true} {
+			for _, engine := range engines {
+				name := size.name + "/nosync/" + engine.name
+				if sync {
+					name = size.name + "/fdatasync/" + engine.name
+				}
+				b.Run(name, func(b *testing.B) {
+					benchAppend(b, engine.fs(b), size.bytes, sync)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkSegmentAppendParallel has GOMAXPROCS*parallelism goroutines
+// append 1 KiB with an fdatasync each, every goroutine to its own file
+// (many partitions, one engine): the uring engine batches their requests
+// into shared io_uring_enter calls.
+func BenchmarkSegmentAppendParallel(b *testing.B) {
+	const parallelism = 4
+	for _, engine := range []string{"uring", "sync"} {
+		b.Run("1KiB/fdatasync/"+engine, func(b *testing.B) {
+			var fsys storage.FS = storage.OSFS{}
+			if engine == "uring" {
+				fsys = newFS(b, uring.Config{})
+			}
+			dir := b.TempDir()
+			var next atomic.Int64
+			buf := pattern(1<<10, 3)
+			b.SetBytes(int64(len(buf)))
+			b.SetParallelism(parallelism)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				f, err := fsys.Create(filepath.Join(dir, strconv.FormatInt(next.Add(1), 10)))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer f.Close()
+				for pb.Next() {
+					if _, err := f.Append(buf); err != nil {
+						b.Error(err)
+						return
+					}
+					if err := f.Sync(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func benchAppend(b *testing.B, fsys storage.FS, size int, sync bool) {
+	f, err := fsys.Create(filepath.Join(b.TempDir(), "00000000000000000000.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := pattern(size, 1)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if n, err := f.Append(buf); err != nil || n != size {
+			b.Fatalf("append: %d %v", n, err)
+		}
+		if sync {
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if s, _ := f.Size(); s >= benchFileBytesMax {
+			b.StopTimer()
+			if err := f.Truncate(0); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// TestDataPathAllocations guards the hot path: appends, vectored appends,
+// reads and syncs through the engine allocate nothing per call.
+func TestDataPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	fsys := newFS(t, uring.Config{Entries: 8})
+	f, err := fsys.Create(filepath.Join(t.TempDir(), "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := pattern(512, 2)
+	buffers := [][]byte{buf[:100], buf[100:]}
+	read := make([]byte, 512)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := f.Append(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.AppendVector(buffers); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.ReadAt(read, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per append+appendvector+read", allocs)
+	}
+}

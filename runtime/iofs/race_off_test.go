@@ -1,0 +1,5 @@
+//go:build !race
+
+package iofs
+
+const raceEnabled = false
