@@ -130,10 +130,14 @@ func (p *Pool) Get(size int) *Buffer {
 }
 
 // Put returns a buffer the caller owns; it is Release under the name the
-// Get/Put pairing reads best with. A nil buffer is ignored.
+// Get/Put pairing reads best with. A nil buffer is ignored; a buffer of
+// another pool is a caller bug and panics.
 func (p *Pool) Put(buffer *Buffer) {
 	if buffer == nil {
 		return
+	}
+	if buffer.pool != p {
+		panic("pool: Put of a buffer from another pool")
 	}
 	buffer.Release()
 }

@@ -46,6 +46,14 @@ type Poller interface {
 	Poll() int
 }
 
+// PollerFunc adapts a function to Poller, e.g. for a runtime/uring ring:
+//
+//	shard.PollerFunc(func() int { ring.Reap(); return ring.InFlight() })
+type PollerFunc func() int
+
+// Poll calls f.
+func (f PollerFunc) Poll() int { return f() }
+
 // Config describes one shard.
 type Config struct {
 	// ID is the shard's index (0 is the metadata writer and listener).
@@ -186,8 +194,11 @@ func (s *Shard) Start() error {
 // Submit queues a task to run on the shard without waiting for it. It
 // returns ErrInboxFull when the inbox is at capacity and ErrStopped once
 // the shard is stopping; in both cases the task will not run. A task
-// accepted before Stop always runs.
+// accepted before Stop always runs. A nil task is a caller bug and panics.
 func (s *Shard) Submit(task func()) error {
+	if task == nil {
+		panic("shard: Submit of a nil task")
+	}
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
 	if s.stopped {
@@ -206,6 +217,9 @@ func (s *Shard) Submit(task func()) error {
 // if the shard stops first. A task running on the shard must not Call its
 // own shard (that deadlocks; the invariants build panics instead).
 func (s *Shard) Call(task func()) error {
+	if task == nil {
+		panic("shard: Call of a nil task")
+	}
 	s.owner.assertNotOwner("Call from the shard's own goroutine")
 	done := make(chan struct{})
 	wrapped := func() {

@@ -262,7 +262,7 @@ func (e *fakeEngine) Poll() int {
 
 func TestPollerDrivesCompletions(t *testing.T) {
 	engine := &fakeEngine{completed: make(chan int, 8)}
-	shard := startShard(t, Config{Poller: engine, EventInterval: 2})
+	shard := startShard(t, Config{Poller: PollerFunc(engine.Poll), EventInterval: 2})
 	// Operations submitted from the shard complete without further tasks
 	// arriving: the loop keeps polling while they are in flight.
 	if err := shard.Submit(func() { engine.submit(5) }); err != nil {
