@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,3 +202,6 @@ func (h *harness) root() string {
 	h.t.Helper()
 	return h.login("iggy", "iggy").AccessToken.Token
 }
+
+// itoa formats an id for a path.
+func itoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

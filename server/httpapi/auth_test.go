@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRefreshAndLogoutRevokeTokens(t *testing.T) {
+	h := start(t, Config{AccessTokenExpiry: time.Minute})
+	id := h.login("iggy", "iggy")
+	if id.UserID != 0 || id.AccessToken.Expiry != uint64(h.clock.Now().Add(time.Minute).Unix()) {
+		t.Fatalf("identity %+v, expiry want %d", id.AccessToken, h.clock.Now().Add(time.Minute).Unix())
+	}
+	old := id.AccessToken.Token
+	h.expect(http.StatusOK, "GET", "/streams", old, nil)
+
+	// Refresh: the new token works, the old one is revoked.
+	var refreshed identityInfo
+	h.expect(http.StatusOK, "POST", "/users/refresh-token", "", map[string]string{"token": old}).decode(t, &refreshed)
+	fresh := refreshed.AccessToken.Token
+	if fresh == old || refreshed.UserID != 0 {
+		t.Fatalf("refresh gave %+v", refreshed)
+	}
+	h.expect(http.StatusOK, "GET", "/streams", fresh, nil)
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", old, nil)
+	h.expectError(http.StatusUnauthorized, 78, "POST", "/users/refresh-token", "", map[string]string{"token": old})
+
+	// The refreshed token keeps the same broker session (one HTTP client).
+	if n := countHTTPClients(t, h, fresh); n != 1 {
+		t.Fatalf("%d HTTP sessions after a refresh, want 1", n)
+	}
+
+	// Logout revokes the token and ends the broker session.
+	h.expect(http.StatusNoContent, "DELETE", "/users/logout", fresh, nil)
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", fresh, nil)
+	other := h.root()
+	if n := countHTTPClients(t, h, other); n != 1 {
+		t.Fatalf("%d HTTP sessions after logout and a new login, want 1", n)
+	}
+
+	// Expiry: past the lifetime the token is refused and its session swept.
+	h.clock.Advance(time.Minute + time.Second)
+	e := h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", other, nil)
+	if e.Code != "invalid_access_token" {
+		t.Fatalf("expired token error %+v", e)
+	}
+	if got := h.expect(http.StatusUnauthorized, "GET", "/streams", other, nil).header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+		t.Fatalf("WWW-Authenticate %q", got)
+	}
+	last := h.root()
+	if n := countHTTPClients(t, h, last); n != 1 {
+		t.Fatalf("%d HTTP sessions after expiry, want 1", n)
+	}
+
+	// A token signed with another secret is refused.
+	forged, err := (&tokenStore{secret: []byte("another secret"), expiry: time.Hour}).sign(0, "x", h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", forged.token, nil)
+}
+
+// countHTTPClients counts the broker sessions the gateway holds.
+func countHTTPClients(t *testing.T, h *harness, token string) int {
+	t.Helper()
+	var clients []clientJSON
+	h.expect(http.StatusOK, "GET", "/clients", token, nil).decode(t, &clients)
+	n := 0
+	for _, c := range clients {
+		if c.Transport == "http" {
+			n++
+		}
+	}
+	var one clientJSON
+	if len(clients) > 0 {
+		h.expect(http.StatusOK, "GET", "/clients/"+itoa(clients[0].ClientID), token, nil).decode(t, &one)
+		if one.ClientID != clients[0].ClientID || one.ConsumerGroups == nil {
+			t.Fatalf("client details %+v", one)
+		}
+	}
+	return n
+}
+
+func TestFailedLoginsAreRateLimited(t *testing.T) {
+	h := start(t, Config{LoginFailuresBurst: 3, LoginFailureRefill: 10 * time.Second})
+	for range 3 {
+		e := h.expectError(http.StatusBadRequest, 42, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "wrong-password"})
+		if e.Code != "invalid_credentials" {
+			t.Fatalf("failed login error %+v", e)
+		}
+	}
+	// Spent: even the right password is refused until the bucket refills.
+	r := h.expect(http.StatusTooManyRequests, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "iggy"})
+	if r.header.Get("Retry-After") != "10" {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	if e := r.apiErr(t); e.ID != 1 || !strings.Contains(e.Reason, "too many failed logins") {
+		t.Fatalf("rate-limit error %+v", e)
+	}
+	h.expect(http.StatusTooManyRequests, "POST", "/personal-access-tokens/login", "", map[string]string{"token": "whatever"})
+	h.clock.Advance(10 * time.Second)
+	first := h.login("iggy", "iggy").AccessToken.Token
+	// Successful logins cost nothing; one more failure spends the refill.
+	second := h.login("iggy", "iggy").AccessToken.Token
+	h.expect(http.StatusNoContent, "DELETE", "/users/logout", second, nil)
+	h.expect(http.StatusUnauthorized, "GET", "/streams", second, nil)
+	h.expectError(http.StatusBadRequest, 42, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "nope"})
+	h.expect(http.StatusTooManyRequests, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "iggy"})
+
+	// Neither passwords nor tokens reach the log.
+	logs := h.logs.String()
+	for _, secret := range []string{"wrong-password", "nope", first, second, "Bearer"} {
+		if strings.Contains(logs, secret) {
+			t.Fatalf("log contains %q", secret)
+		}
+	}
+}
+
+func TestPersonalAccessTokens(t *testing.T) {
+	h := start(t, Config{})
+	tok := h.root()
+	var created tokenRequest
+	h.expect(http.StatusCreated, "POST", "/personal-access-tokens", tok, map[string]any{"name": "ci-token", "expiry": "1 day"}).decode(t, &created)
+	h.expect(http.StatusCreated, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever", "expiry": 0})
+	h.expectError(http.StatusBadRequest, 50, "POST", "/personal-access-tokens", tok, map[string]any{"name": "x"})
+	h.expectError(http.StatusBadRequest, 51, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever"})
+	var list []patJSON
+	h.expect(http.StatusOK, "GET", "/personal-access-tokens", tok, nil).decode(t, &list)
+	if len(list) != 2 {
+		t.Fatalf("tokens %+v", list)
+	}
+	for _, p := range list {
+		if (p.Name == "forever") != (p.ExpiryAt == nil) {
+			t.Fatalf("token %s expiry %v", p.Name, p.ExpiryAt)
+		}
+	}
+
+	var id identityInfo
+	h.expect(http.StatusOK, "POST", "/personal-access-tokens/login", "", map[string]string{"token": created.Token}).decode(t, &id)
+	if id.UserID != 0 {
+		t.Fatalf("PAT identity %+v", id)
+	}
+	h.expect(http.StatusCreated, "POST", "/streams", id.AccessToken.Token, map[string]any{"name": "via-pat"})
+
+	h.expect(http.StatusNoContent, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
+	h.expectError(http.StatusNotFound, 20, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
+	h.expectError(http.StatusUnauthorized, 53, "POST", "/personal-access-tokens/login", "", map[string]string{"token": created.Token})
+}
