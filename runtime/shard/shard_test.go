@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -388,5 +389,46 @@ func TestStartPlan(t *testing.T) {
 	}
 	if _, err := StartPlan(bad, Config{}, nil); !errors.Is(err, ErrAffinity) {
 		t.Fatalf("StartPlan with an unusable CPU = %v", err)
+	}
+}
+
+// TestStopRacingSubmitters checks that every task Submit accepted runs,
+// however Stop interleaves with the senders.
+func TestStopRacingSubmitters(t *testing.T) {
+	for round := range 8 {
+		shard, err := New(Config{InboxCapacity: 16, EventInterval: 1, Unlocked: round%2 == 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := shard.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var accepted, ran atomic.Int64
+		var senders sync.WaitGroup
+		for range 3 {
+			senders.Add(1)
+			go func() {
+				defer senders.Done()
+				for {
+					err := shard.Submit(func() { ran.Add(1) })
+					switch {
+					case err == nil:
+						accepted.Add(1)
+					case errors.Is(err, ErrStopped):
+						return
+					default:
+						runtime.Gosched()
+					}
+				}
+			}()
+		}
+		for accepted.Load() < int64(20*round) {
+			runtime.Gosched()
+		}
+		shard.Stop()
+		senders.Wait()
+		if accepted.Load() != ran.Load() {
+			t.Fatalf("round %d: %d tasks accepted, %d ran", round, accepted.Load(), ran.Load())
+		}
 	}
 }
