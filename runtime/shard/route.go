@@ -52,9 +52,13 @@ func PackNamespace(stream, topic, partition uint32) (Namespace, error) {
 	return Namespace(uint64(stream)<<streamShift | uint64(topic)<<topicShift | uint64(partition)<<partitionShift), nil
 }
 
-// Stream, Topic and Partition unpack the fields.
-func (n Namespace) Stream() uint32    { return uint32(n>>streamShift) & StreamIDMax }
-func (n Namespace) Topic() uint32     { return uint32(n>>topicShift) & TopicIDMax }
+// Stream returns the stream ID field.
+func (n Namespace) Stream() uint32 { return uint32(n>>streamShift) & StreamIDMax }
+
+// Topic returns the topic ID field.
+func (n Namespace) Topic() uint32 { return uint32(n>>topicShift) & TopicIDMax }
+
+// Partition returns the partition ID field.
 func (n Namespace) Partition() uint32 { return uint32(n>>partitionShift) & PartitionIDMax }
 
 // Shard returns the owning shard among shards (> 0): the murmur3 hash of
