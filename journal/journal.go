@@ -154,36 +154,67 @@ func unframe(buf []byte, kind uint8) (uint64, []byte, error) {
 	return op, payload, nil
 }
 
-// Write stores the prepare of op and then its header, and calls done when
-// both writes completed (not synced: the caller syncs the storage). A crash
-// before done may leave either record torn; reads then report the slot
-// faulty. The journal copies the bytes; the caller may reuse them at once.
-func (j *Journal) Write(op uint64, header, prepare []byte, done func(err error)) {
-	if len(header) > HeaderPayloadMax {
-		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
-		return
-	}
+// WritePrepare stores the full prepare of op in its slot and calls done
+// when the write completed (not synced: the caller syncs the storage). The
+// journal copies the bytes; the caller may reuse them at once.
+func (j *Journal) WritePrepare(op uint64, prepare []byte, done func(err error)) {
 	if uint64(len(prepare)) > j.PrepareSizeMax() {
 		done(fmt.Errorf("%w: prepare of %d bytes", ErrTooLarge, len(prepare)))
 		return
 	}
-	slot := j.Slot(op)
-	pbuf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
-	frame(pbuf, kindPrepare, op, prepare)
-	hbuf := make([]byte, SectorSize)
-	frame(hbuf, kindHeader, op, header)
-	j.prepares.Write(slot*j.cfg.PrepareSlotSize, pbuf, func(err error) {
+	buf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
+	frame(buf, kindPrepare, op, prepare)
+	j.prepares.Write(j.Slot(op)*j.cfg.PrepareSlotSize, buf, func(err error) {
 		if err != nil {
 			done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
 			return
 		}
-		j.headers.Write(slot*SectorSize, hbuf, func(err error) {
-			if err != nil {
-				done(fmt.Errorf("journal: write header op %d: %w", op, err))
-				return
-			}
-			done(nil)
-		})
+		done(nil)
+	})
+}
+
+// WriteHeader stores the redundant header of op in the header zone. The
+// caller writes it only once the prepare is durable, so that a valid
+// header whose prepare fails to read marks corruption, not a lost write.
+func (j *Journal) WriteHeader(op uint64, header []byte, done func(err error)) {
+	if len(header) > HeaderPayloadMax {
+		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
+		return
+	}
+	buf := make([]byte, SectorSize)
+	frame(buf, kindHeader, op, header)
+	j.headers.Write(j.Slot(op)*SectorSize, buf, func(err error) {
+		if err != nil {
+			done(fmt.Errorf("journal: write header op %d: %w", op, err))
+			return
+		}
+		done(nil)
+	})
+}
+
+// Write stores the prepare of op and then its header, and calls done when
+// both writes completed (neither synced).
+func (j *Journal) Write(op uint64, header, prepare []byte, done func(err error)) {
+	j.WritePrepare(op, prepare, func(err error) {
+		if err != nil {
+			done(err)
+			return
+		}
+		j.WriteHeader(op, header, done)
+	})
+}
+
+// ReadSlot reads the whole prepare slot and calls done with the op and
+// prepare bytes it holds, or an error wrapping ErrFaulty.
+func (j *Journal) ReadSlot(slot uint64, done func(op uint64, prepare []byte, err error)) {
+	buf := make([]byte, j.cfg.PrepareSlotSize)
+	j.prepares.Read(slot*j.cfg.PrepareSlotSize, buf, func(err error) {
+		if err != nil {
+			done(0, nil, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
+			return
+		}
+		op, payload, err := unframe(buf, kindPrepare)
+		done(op, payload, err)
 	})
 }
 

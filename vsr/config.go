@@ -188,8 +188,8 @@ const (
 	// BugForgetClientTableOnViewChange clears the client table when a view
 	// starts.
 	BugForgetClientTableOnViewChange
-	// BugRecoverWithoutPrimary finishes recovery without the primary's
-	// response.
+	// BugRecoverWithoutPrimary finishes recovery without waiting for the
+	// primary, adopting the shortest log among the responses.
 	BugRecoverWithoutPrimary
 )
 

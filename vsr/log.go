@@ -19,6 +19,9 @@ type logEntry struct {
 	rewrite bool
 	written bool
 	durable bool
+	// faulty marks a prepare that was durable but failed its checksum on
+	// read: it may have been acked, so it is never nacked.
+	faulty bool
 }
 
 // log is the in-memory ring of journal slots; slot = op % len(entries).

@@ -107,7 +107,7 @@ func (r *Replica) readCheckpoint(s superblockState, done func(error)) {
 			done(nil)
 			return
 		}
-		h, err := r.restoreCheckpoint(data)
+		h, err := r.restoreCheckpoint(data, 0)
 		if err != nil || h.Checksum != s.CheckpointHeader.Checksum {
 			done(fmt.Errorf("%w: restore: %w", ErrCheckpoint, errors.Join(err)))
 			return
@@ -118,48 +118,59 @@ func (r *Replica) readCheckpoint(s superblockState, done func(error)) {
 	})
 }
 
-// loadJournal reads the journal back: the headers that chain from the
-// checkpoint form the log; a header whose prepare is faulty stays with a
-// missing body, repaired from a peer before it is ever applied.
+// loadJournal reads the journal back. A slot's prepare, if it reads back
+// intact, gives its header and body; otherwise the redundant header (which
+// is written only after the prepare was durable) gives the header and the
+// body is marked faulty, to be repaired from a peer and never nacked. The
+// log is the chain of such headers that starts at the checkpoint.
 func (r *Replica) loadJournal(done func()) {
 	r.journal.ReadHeaders(func(records []journal.HeaderRecord) {
-		parent, _ := r.header(r.checkpointOp)
-		parentSum := parent.Checksum
-		op := r.checkpointOp
-		for range r.cfg.JournalSlots {
-			rec := records[r.journal.Slot(op+1)]
-			if rec.Err != nil || rec.Op != op+1 {
-				break
-			}
-			var h Header
-			if h.Decode(rec.Header) != nil || h.Op != op+1 || h.Command != CommandPrepare || h.Parent != parentSum {
-				break
-			}
-			e := r.log.setHeader(&h)
-			e.written, e.durable = true, true
-			op++
-			parentSum = h.Checksum
-		}
-		r.op = op
-		r.loadPrepares(r.checkpointOp+1, done)
+		prepares := make([]*Message, len(records))
+		r.loadSlots(prepares, 0, func() {
+			r.buildLog(records, prepares)
+			done()
+		})
 	})
 }
 
-func (r *Replica) loadPrepares(op uint64, done func()) {
-	if op > r.op {
+func (r *Replica) loadSlots(prepares []*Message, slot uint64, done func()) {
+	if slot == uint64(len(prepares)) {
 		done()
 		return
 	}
-	e := r.log.at(op)
-	r.journal.ReadPrepare(op, uint64(e.header.Size), func(data []byte, err error) {
+	r.journal.ReadSlot(slot, func(op uint64, data []byte, err error) {
 		var m Message
-		if err == nil && m.Decode(data) == nil && m.Checksum == e.header.Checksum {
-			e.prepare = m.Clone()
-		} else {
-			e.written, e.durable = false, false
+		if err == nil && m.Decode(data) == nil && m.Op == op && m.Command == CommandPrepare && r.journal.Slot(op) == slot {
+			prepares[slot] = m.Clone()
 		}
-		r.loadPrepares(op+1, done)
+		r.loadSlots(prepares, slot+1, done)
 	})
+}
+
+func (r *Replica) buildLog(records []journal.HeaderRecord, prepares []*Message) {
+	parent, _ := r.header(r.checkpointOp)
+	parentSum := parent.Checksum
+	op := r.checkpointOp
+	for range r.cfg.JournalSlots {
+		slot := r.journal.Slot(op + 1)
+		if p := prepares[slot]; p != nil && p.Op == op+1 && p.Parent == parentSum {
+			e := r.log.setPrepare(p)
+			e.written, e.durable = true, true
+			op++
+			parentSum = p.Checksum
+			continue
+		}
+		rec := records[slot]
+		var h Header
+		if rec.Err != nil || rec.Op != op+1 || h.Decode(rec.Header) != nil || h.Op != op+1 || h.Command != CommandPrepare || h.Parent != parentSum {
+			break
+		}
+		e := r.log.setHeader(&h)
+		e.faulty = true
+		op++
+		parentSum = h.Checksum
+	}
+	r.op = op
 }
 
 // resume chooses the status a restarted replica starts in.

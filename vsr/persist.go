@@ -18,9 +18,7 @@ func (r *Replica) persist(op uint64) {
 	}
 	e.writing = true
 	gen := e.gen
-	header := make([]byte, HeaderSize)
-	e.prepare.Header.Encode(header)
-	r.journal.Write(op, header, e.prepare.Encode(nil), func(err error) {
+	r.journal.WritePrepare(op, e.prepare.Encode(nil), func(err error) {
 		slot := r.log.entry(op)
 		slot.writing = false
 		if err != nil {
@@ -72,11 +70,25 @@ func (r *Replica) requestSync() {
 		for _, m := range marks {
 			if e := &r.log.entries[m.slot]; e.gen == m.gen && e.present {
 				e.durable = true
+				r.writeRedundantHeader(e)
 			}
 		}
 		r.afterLogChange()
 		if r.syncs.pending {
 			r.requestSync()
+		}
+	})
+}
+
+// writeRedundantHeader records the header of a durable prepare in the
+// header zone. A later sync makes it durable; if it is lost, the journal
+// loader falls back to the header inside the prepare.
+func (r *Replica) writeRedundantHeader(e *logEntry) {
+	header := make([]byte, HeaderSize)
+	e.header.Encode(header)
+	r.journal.WriteHeader(e.header.Op, header, func(err error) {
+		if err != nil {
+			r.fail(fmt.Errorf("journal header write op %d: %w", e.header.Op, err))
 		}
 	})
 }

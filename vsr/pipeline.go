@@ -62,6 +62,39 @@ func (r *Replica) tryCommit() {
 	}
 }
 
+// primaryStuckRoundsMax is how many prepare timeouts a primary waits for a
+// missing prepare body that no peer supplies before it steps down: the
+// view change that follows truncates ops that a quorum nacks.
+const primaryStuckRoundsMax = 16
+
+// checkStuck counts prepare timeouts without commit progress while an
+// uncommitted op lacks its body, and starts a view change past the limit.
+func (r *Replica) checkStuck() bool {
+	if r.commitMax != r.stuckCommit || r.commitMax == r.op {
+		r.stuckCommit = r.commitMax
+		r.stuckRounds = 0
+		return false
+	}
+	missing := false
+	for op := r.commitMax + 1; op <= r.op; op++ {
+		if r.log.prepare(op) == nil {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		r.stuckRounds = 0
+		return false
+	}
+	r.stuckRounds++
+	if r.stuckRounds < primaryStuckRoundsMax {
+		return false
+	}
+	r.stuckRounds = 0
+	r.startViewChange(r.view + 1)
+	return true
+}
+
 // resendUncommitted resends every uncommitted prepare to the backups that
 // have not acknowledged it.
 func (r *Replica) resendUncommitted() {

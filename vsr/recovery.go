@@ -57,16 +57,18 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		return
 	}
 	from := r.recovery.responses[r.primaryIndex(latest)]
-	if from == nil || from.View != latest {
-		if !r.cfg.Bugs.Has(BugRecoverWithoutPrimary) {
-			return
-		}
+	if r.cfg.Bugs.Has(BugRecoverWithoutPrimary) {
+		// The planted bug trusts whichever quorum member answered with the
+		// shortest log instead of the primary of the latest view.
 		from = nil
 		for _, resp := range r.recovery.responses {
-			if resp != nil && (from == nil || resp.View > from.View || (resp.View == from.View && r.betterLog(resp, from))) {
+			if resp != nil && (from == nil || resp.Op < from.Op) {
 				from = resp
 			}
 		}
+	}
+	if from == nil || (from.View != latest && !r.cfg.Bugs.Has(BugRecoverWithoutPrimary)) {
+		return
 	}
 	headers, err := decodeChain(from.Body)
 	if err != nil {

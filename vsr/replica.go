@@ -84,6 +84,10 @@ type Replica struct {
 	// peerCheckpointOp is the latest checkpoint op a peer announced; ops
 	// at or below it may be gone from that peer's journal.
 	peerCheckpointOp uint64
+	// stuckCommit and stuckRounds track a primary that cannot commit
+	// because a prepare body is missing everywhere it asked.
+	stuckCommit uint64
+	stuckRounds int
 	// lastHeadersRequest is the tick of the last RequestHeaders sent.
 	lastHeadersRequest uint64
 
@@ -252,7 +256,7 @@ func (r *Replica) Tick() {
 			if r.timers.commitHeartbeat.fired() {
 				r.sendCommitHeartbeat()
 			}
-			if r.timers.prepare.fired() {
+			if r.timers.prepare.fired() && !r.checkStuck() {
 				r.resendUncommitted()
 			}
 		} else if r.timers.normalHeartbeat.fired() {

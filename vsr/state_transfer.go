@@ -38,14 +38,18 @@ func (r *Replica) encodeCheckpoint(h *Header) []byte {
 }
 
 // restoreCheckpoint replaces the client table and state machine with data
-// and returns the checkpoint's header. On error nothing changes.
-func (r *Replica) restoreCheckpoint(data []byte) (Header, error) {
+// and returns the checkpoint's header. A checkpoint at or below appliedOp
+// would undo applied ops and is refused. On error nothing changes.
+func (r *Replica) restoreCheckpoint(data []byte, appliedOp uint64) (Header, error) {
 	var h Header
 	if len(data) < 4+HeaderSize+8 || binary.LittleEndian.Uint32(data) != checkpointMagic {
 		return h, fmt.Errorf("%w: frame", ErrCheckpoint)
 	}
 	if err := h.Decode(data[4:]); err != nil {
 		return h, fmt.Errorf("%w: header: %w", ErrCheckpoint, err)
+	}
+	if h.Op <= appliedOp {
+		return h, fmt.Errorf("%w: checkpoint op %d not above applied op %d", ErrCheckpoint, h.Op, appliedOp)
 	}
 	rest := data[4+HeaderSize:]
 	n := binary.LittleEndian.Uint64(rest)
@@ -143,7 +147,16 @@ func (r *Replica) sendCheckpointChunk(to uint8, offset uint64) {
 }
 
 func (r *Replica) onCheckpoint(m *Message) {
-	if m.CheckpointOp <= r.commitMin || m.Commit > r.cfg.checkpointAreaSize() {
+	if m.Commit > r.cfg.checkpointAreaSize() {
+		return
+	}
+	if m.CheckpointOp <= r.commitMin {
+		// The peer's checkpoint is no newer than our state, so what we miss
+		// is still in its journal: go back to repairing op by op.
+		if r.transfer.behind && r.transfer.ready == nil {
+			r.transfer.behind = false
+			r.transfer.buf = r.transfer.buf[:0]
+		}
 		return
 	}
 	if !r.transfer.behind {
@@ -182,8 +195,8 @@ func (r *Replica) installTransferred() {
 		return
 	}
 	r.transfer.ready = nil
-	h, err := r.restoreCheckpoint(data)
-	if err != nil || h.Op <= r.commitMin {
+	h, err := r.restoreCheckpoint(data, r.commitMin)
+	if err != nil {
 		return
 	}
 	r.transfer.behind = false

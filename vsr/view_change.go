@@ -81,7 +81,8 @@ func (r *Replica) maybeSendDoViewChange() {
 		return
 	}
 	r.viewChange.dvcSent = true
-	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp}, Body: r.chainBody()}
+	body, count := r.doViewChangeBody()
+	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
 	primary := r.primaryIndex(r.view)
 	if primary == r.cfg.ReplicaIndex {
 		dvc.Cluster = r.cfg.Cluster
@@ -140,14 +141,23 @@ func (r *Replica) startView() {
 		}
 		commit = max(commit, d.Commit)
 	}
-	headers, err := decodeChain(best.Body)
+	k := int(best.Context.Lo)
+	if k*HeaderSize > len(best.Body) {
+		r.viewChange.dvcs[best.Replica] = nil
+		return
+	}
+	headers, err := decodeChain(best.Body[:k*HeaderSize])
 	if err != nil {
 		// A DoViewChange that passed its checksum but carries a broken
 		// chain: drop it and wait for the next round.
 		r.viewChange.dvcs[best.Replica] = nil
 		return
 	}
-	r.installChain(headers, best.Op)
+	op := r.truncateNacked(headers, best.Op, max(commit, r.commitMin))
+	for len(headers) > 1 && headers[len(headers)-1].Op > op {
+		headers = headers[:len(headers)-1]
+	}
+	r.installChain(headers, op)
 	r.status = StatusNormal
 	r.logView = r.view
 	r.commitMax = max(commit, r.commitMax)
@@ -222,9 +232,9 @@ func (r *Replica) onRequestStartView(m *Message) {
 	r.send(m.Replica, &Message{Header: Header{Command: CommandStartView, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
 }
 
-// chainBody encodes the longest hash chain of headers ending at r.op, at
-// most JournalSlots of them, oldest first.
-func (r *Replica) chainBody() []byte {
+// chainHeaders returns the longest hash chain of headers ending at r.op,
+// at most JournalSlots of them, newest first.
+func (r *Replica) chainHeaders() []*Header {
 	var chain []*Header
 	op := r.op
 	for range r.cfg.JournalSlots {
@@ -238,11 +248,79 @@ func (r *Replica) chainBody() []byte {
 		}
 		op--
 	}
+	return chain
+}
+
+// chainBody encodes chainHeaders oldest first.
+func (r *Replica) chainBody() []byte {
+	chain := r.chainHeaders()
 	body := make([]byte, len(chain)*HeaderSize)
 	for i := range chain {
 		chain[len(chain)-1-i].Encode(body[i*HeaderSize:])
 	}
 	return body
+}
+
+// doViewChangeBody encodes the chain followed by a presence bitmap: bit i
+// is set when this replica holds (or may have acked) the prepare of the
+// i-th header. A clear bit is a nack: this replica never acked that op.
+func (r *Replica) doViewChangeBody() (body []byte, count int) {
+	chain := r.chainHeaders()
+	n := len(chain)
+	body = make([]byte, n*HeaderSize+(n+7)/8)
+	for i := range chain {
+		h := chain[n-1-i]
+		h.Encode(body[i*HeaderSize:])
+		e := r.log.at(h.Op)
+		if h.Op <= r.commitMin || e == nil || e.prepare != nil || e.faulty {
+			body[n*HeaderSize+i/8] |= 1 << (i % 8)
+		}
+	}
+	return body, n
+}
+
+// truncateNacked returns the op at which the new view's log ends: below
+// the lowest uncommitted op that every DoViewChange of the quorum nacked.
+// Such an op was held by fewer than a replication quorum, so it never
+// committed, and neither did any op after it; without this rule a header
+// whose prepare nobody holds would block the view forever.
+func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
+	type dvcLog struct {
+		headers []Header
+		present []byte
+	}
+	var logs []dvcLog
+	for _, d := range r.viewChange.dvcs {
+		if d == nil {
+			continue
+		}
+		k := int(d.Context.Lo)
+		if k*HeaderSize > len(d.Body) || len(d.Body) != k*HeaderSize+(k+7)/8 {
+			return bestOp
+		}
+		headers, err := decodeChain(d.Body[:k*HeaderSize])
+		if err != nil {
+			return bestOp
+		}
+		logs = append(logs, dvcLog{headers, d.Body[k*HeaderSize:]})
+	}
+	for i := range best {
+		h := &best[i]
+		if h.Op <= commit {
+			continue
+		}
+		nacks := 0
+		for _, l := range logs {
+			j := int(h.Op) - int(l.headers[0].Op)
+			if j < 0 || j >= len(l.headers) || l.headers[j].Checksum != h.Checksum || l.present[j/8]&(1<<(j%8)) == 0 {
+				nacks++
+			}
+		}
+		if nacks == len(logs) && nacks >= r.viewChangeQuorum {
+			return h.Op - 1
+		}
+	}
+	return bestOp
 }
 
 // decodeChain decodes and verifies a chain of headers: each a valid prepare
