@@ -1,22 +1,16 @@
 package metadata
 
-import "errors"
-
 // Apply executes one committed operation and returns its result-framed
 // reply (§4.9): [0u32] followed by the success payload, or the 12-byte
 // [1][0][code] committed rejection. op is the commit number, timestamp the
 // sequencer's timestamp in micros (used for every created_at and for token
 // expiry), operation the §3.1 operation byte and body the EncodeOp bytes.
-// A body that does not decode commits 3 (InvalidCommand); the consumer
-// group operations commit 5 (FeatureUnavailable) until their issue lands.
-// Apply never panics on body bytes.
+// A body that does not decode commits 3 (InvalidCommand). Apply never
+// panics on body bytes.
 func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byte) (reply []byte) {
 	m.lastOp = op
 	env, o, err := DecodeOp(operation, body)
 	if err != nil {
-		if errors.Is(err, ErrUnknownOperation) && isConsumerGroupOperation(operation) {
-			return rejectReply(CodeFeatureUnavailable)
-		}
 		return rejectReply(CodeInvalidCommand)
 	}
 	payload, code := m.applyOp(env, timestamp, o)
@@ -27,15 +21,6 @@ func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byt
 		return rejectReply(code)
 	}
 	return okReply(payload)
-}
-
-func isConsumerGroupOperation(operation uint8) bool {
-	switch operation {
-	case OperationCreateConsumerGroup, OperationDeleteConsumerGroup,
-		OperationJoinConsumerGroup, OperationLeaveConsumerGroup:
-		return true
-	}
-	return false
 }
 
 // applyOp dispatches a decoded operation to its handler.
@@ -77,6 +62,18 @@ func (m *Machine) applyOp(env Envelope, timestamp uint64, o Op) ([]byte, Code) {
 		return m.createToken(env, timestamp, o)
 	case *DeletePersonalAccessToken:
 		return nil, m.deleteToken(env, o)
+	case *CreateConsumerGroup:
+		return m.createConsumerGroup(env, o)
+	case *DeleteConsumerGroup:
+		return nil, m.deleteConsumerGroup(env, o)
+	case *JoinConsumerGroup:
+		return nil, m.joinConsumerGroup(env, timestamp, o)
+	case *LeaveConsumerGroup:
+		return nil, m.leaveConsumerGroup(env, o)
+	case *RemoveConsumerGroupMember:
+		return nil, m.removeConsumerGroupMember(o)
+	case *CompleteConsumerGroupHandOff:
+		return nil, m.completeConsumerGroupHandOff(o)
 	}
 	return nil, CodeInvalidCommand
 }

@@ -190,6 +190,7 @@ func (m *Machine) createPartitions(env Envelope, timestamp uint64, o *CreatePart
 		t.Partitions = append(t.Partitions, Partition{ID: id, CreatedAt: timestamp})
 		created = append(created, id)
 	}
+	t.rebalanceTopicGroups()
 	m.emit(Effect{Kind: EffectPartitionsCreated, StreamID: s.ID, TopicID: t.ID, PartitionIDs: created})
 	return CodeOK
 }
@@ -214,6 +215,7 @@ func (m *Machine) deletePartitions(env Envelope, o *DeletePartitions) Code {
 		removed = append(removed, p.ID)
 	}
 	t.Partitions = t.Partitions[:keep:keep]
+	t.rebalanceTopicGroups()
 	m.emit(Effect{Kind: EffectPartitionsDeleted, StreamID: s.ID, TopicID: t.ID, PartitionIDs: removed})
 	return CodeOK
 }

@@ -12,7 +12,10 @@ import (
 // equal bytes.
 const (
 	checkpointMagic   uint32 = 0x444d5453 // "STMD"
-	checkpointVersion uint16 = 1
+	// checkpointVersion 2 adds consumer groups; version 1 (no groups) is
+	// still read.
+	checkpointVersion   uint16 = 2
+	checkpointVersionV1 uint16 = 1
 	checkpointHeader         = 4 + 2
 	checkpointTrailer        = 8
 	// checkpointBytesMax bounds a checkpoint Restore accepts.
@@ -56,7 +59,7 @@ func appendTopicState(out []byte, t *Topic) []byte {
 		out = appendU32(out, p.ID)
 		out = appendU64(out, p.CreatedAt)
 	}
-	return out
+	return appendGroupsState(out, t)
 }
 
 func appendUserState(out []byte, u *User) []byte {
@@ -100,13 +103,14 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	if magic := binary.LittleEndian.Uint32(body); magic != checkpointMagic {
 		return nil, fmt.Errorf("%w: magic %x", ErrCorruptCheckpoint, magic)
 	}
-	if version := binary.LittleEndian.Uint16(body[4:]); version != checkpointVersion {
+	version := binary.LittleEndian.Uint16(body[4:])
+	if version != checkpointVersion && version != checkpointVersionV1 {
 		return nil, fmt.Errorf("%w: version %d", ErrCorruptCheckpoint, version)
 	}
 	d := decoder{buf: body, off: checkpointHeader}
 	m := New()
 	m.lastOp = d.u64()
-	if err := m.decodeStreams(&d); err != nil {
+	if err := m.decodeStreams(&d, version >= checkpointVersion); err != nil {
 		return nil, err
 	}
 	if err := m.decodeUsers(&d); err != nil {
@@ -129,7 +133,7 @@ func corrupt(d *decoder, what string) error {
 	return fmt.Errorf("%w: %s", ErrCorruptCheckpoint, what)
 }
 
-func (m *Machine) decodeStreams(d *decoder) error {
+func (m *Machine) decodeStreams(d *decoder, withGroups bool) error {
 	n := d.count(4 + 2 + 8 + 4)
 	if n > streamsMax {
 		return corrupt(d, "stream count")
@@ -147,14 +151,14 @@ func (m *Machine) decodeStreams(d *decoder) error {
 		s := newStream(id, name, createdAt)
 		m.streams[id] = s
 		m.streamNames[name] = id
-		if err := decodeTopics(d, s); err != nil {
+		if err := decodeTopics(d, s, withGroups); err != nil {
 			return err
 		}
 	}
 	return d.err
 }
 
-func decodeTopics(d *decoder, s *Stream) error {
+func decodeTopics(d *decoder, s *Stream, withGroups bool) error {
 	n := d.count(4 + 2 + 8)
 	if n > topicsPerStreamMax {
 		return corrupt(d, "topic count")
@@ -185,6 +189,11 @@ func decodeTopics(d *decoder, s *Stream) error {
 			}
 			previousPartition = int64(p.ID)
 			t.Partitions = append(t.Partitions, p)
+		}
+		if withGroups {
+			if err := decodeGroupsState(d, t); err != nil {
+				return err
+			}
 		}
 		s.topics[t.ID] = t
 		s.topicNames[t.Name] = t.ID

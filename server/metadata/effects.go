@@ -33,6 +33,10 @@ const (
 	EffectSegmentsDeleted
 	// EffectUserDeleted: user UserID is gone (end its sessions).
 	EffectUserDeleted
+	// EffectConsumerGroupDeleted: group GroupID of topic TopicID is gone;
+	// drop its offsets (offsets/groups/{GroupID}) in every partition of
+	// PartitionIDs.
+	EffectConsumerGroupDeleted
 )
 
 // Effect is one thing the server must do after an Apply. Effects are
@@ -44,6 +48,7 @@ type Effect struct {
 	PartitionIDs  []uint32
 	SegmentsCount uint32
 	UserID        uint32
+	GroupID       uint32
 }
 
 // TakeEffects returns the effects recorded since the last call, in order,

@@ -44,6 +44,12 @@ func seedOps() []Op {
 		&UpdatePermissions{User: NamedID("alice"), Permissions: perms},
 		&CreatePersonalAccessToken{Name: "ci", TokenHash: "abc", ExpiryMicros: 60_000_000},
 		&DeletePersonalAccessToken{Name: "ci"},
+		&CreateConsumerGroup{Stream: NamedID("s"), Topic: NamedID("t"), Name: "workers"},
+		&DeleteConsumerGroup{Stream: NumericID(0), Topic: NumericID(0), Group: NamedID("old")},
+		&JoinConsumerGroup{Stream: NamedID("s"), Topic: NamedID("t"), Group: NamedID("workers"), InFlight: []uint32{1}},
+		&LeaveConsumerGroup{Stream: NumericID(0), Topic: NumericID(0), Group: NumericID(0)},
+		&RemoveConsumerGroupMember{Client: ClientID{Lo: 5, Hi: 6}},
+		&CompleteConsumerGroupHandOff{StreamID: 0, TopicID: 0, GroupID: 0, PartitionID: 1},
 	}
 }
 
@@ -145,6 +151,12 @@ func checkpointSeed() []byte {
 	}
 	m.Apply(100, 100, OperationCreateStream, EncodeOp(Envelope{}, &CreateStream{Name: "s"}))
 	m.Apply(101, 101, OperationCreateTopic, EncodeOp(Envelope{}, createTopicOp(NamedID("s"), "t", 2)))
+	group := &CreateConsumerGroup{Stream: NamedID("s"), Topic: NamedID("t"), Name: "g"}
+	m.Apply(102, 102, OperationCreateConsumerGroup, EncodeOp(Envelope{}, group))
+	for i := uint64(1); i <= 2; i++ {
+		join := &JoinConsumerGroup{Stream: NamedID("s"), Topic: NamedID("t"), Group: NamedID("g"), InFlight: []uint32{1}}
+		m.Apply(102+i, 102+i, OperationJoinConsumerGroup, EncodeOp(Envelope{ClientLo: i}, join))
+	}
 	return m.Checkpoint()
 }
 

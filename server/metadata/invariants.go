@@ -33,6 +33,9 @@ func (m *Machine) invariantError() error {
 					return fmt.Errorf("topic %d/%d partitions out of order", s.ID, t.ID)
 				}
 			}
+			if err := t.groupsError(); err != nil {
+				return fmt.Errorf("stream %d: %w", s.ID, err)
+			}
 		}
 	}
 	tokens := 0

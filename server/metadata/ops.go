@@ -157,13 +157,25 @@ func newOp(operation uint8) Op {
 		return &CreatePersonalAccessToken{}
 	case OperationDeletePersonalAccessToken:
 		return &DeletePersonalAccessToken{}
+	case OperationCreateConsumerGroup:
+		return &CreateConsumerGroup{}
+	case OperationDeleteConsumerGroup:
+		return &DeleteConsumerGroup{}
+	case OperationJoinConsumerGroup:
+		return &JoinConsumerGroup{}
+	case OperationLeaveConsumerGroup:
+		return &LeaveConsumerGroup{}
+	case OperationRemoveConsumerGroupMember:
+		return &RemoveConsumerGroupMember{}
+	case OperationCompleteConsumerGroupHandOff:
+		return &CompleteConsumerGroupHandOff{}
 	}
 	return nil
 }
 
 // DecodeOp decodes an operation body made by EncodeOp. It returns
-// ErrUnknownOperation for operation bytes the machine does not apply
-// (including the consumer-group ones, a later issue) and ErrMalformed for
+// ErrUnknownOperation for operation bytes the machine does not apply and
+// ErrMalformed for
 // bodies that do not decode exactly.
 func DecodeOp(operation uint8, body []byte) (Envelope, Op, error) {
 	op := newOp(operation)

@@ -18,7 +18,32 @@ var (
 	topicNames  = []string{"t0", "t1", "t2"}
 	userNames   = []string{"alice", "bobby", "carol", "al"}
 	tokenNames  = []string{"ci", "dev"}
+	groupNames  = []string{"g0", "g1"}
 )
+
+// drawGroupOp draws one consumer-group operation (kind 0..5).
+func drawGroupOp(t *rapid.T, kind int) Op {
+	stream := drawIdentifier(t, "stream", streamNames)
+	topic := drawIdentifier(t, "topic", topicNames)
+	group := drawIdentifier(t, "group", groupNames)
+	switch kind {
+	case 0:
+		return &CreateConsumerGroup{Stream: stream, Topic: topic, Name: rapid.SampledFrom(groupNames).Draw(t, "name")}
+	case 1:
+		return &DeleteConsumerGroup{Stream: stream, Topic: topic, Group: group}
+	case 2:
+		return &JoinConsumerGroup{Stream: stream, Topic: topic, Group: group,
+			InFlight: rapid.SliceOfDistinct(rapid.Uint32Range(0, 5), func(v uint32) uint32 { return v }).Draw(t, "inFlight")}
+	case 3:
+		return &LeaveConsumerGroup{Stream: stream, Topic: topic, Group: group}
+	case 4:
+		return &RemoveConsumerGroupMember{Client: ClientID{Lo: rapid.Uint64Range(1, 4).Draw(t, "client")}}
+	default:
+		return &CompleteConsumerGroupHandOff{StreamID: rapid.Uint32Range(0, 2).Draw(t, "streamID"),
+			TopicID: rapid.Uint32Range(0, 2).Draw(t, "topicID"), GroupID: rapid.Uint32Range(0, 2).Draw(t, "groupID"),
+			PartitionID: rapid.Uint32Range(0, 5).Draw(t, "partitionID")}
+	}
+}
 
 func drawIdentifier(t *rapid.T, label string, names []string) Identifier {
 	if rapid.Bool().Draw(t, label+"Numeric") {
@@ -52,7 +77,10 @@ func drawOp(t *rapid.T) Op {
 	stream := func() Identifier { return drawIdentifier(t, "stream", streamNames) }
 	topic := func() Identifier { return drawIdentifier(t, "topic", topicNames) }
 	user := func() Identifier { return drawIdentifier(t, "user", userNames) }
-	kind := rapid.IntRange(0, 23).Draw(t, "kind")
+	kind := rapid.IntRange(0, 31).Draw(t, "kind")
+	if kind >= 24 {
+		return drawGroupOp(t, (kind-24)%6)
+	}
 	switch {
 	case kind >= 21:
 		kind = 4 // creating topics and streams often keeps the rest busy
@@ -142,7 +170,7 @@ func TestPropertyCheckpointMidway(t *testing.T) {
 		for i := 0; i < n; i++ {
 			timestamp += rapid.Uint64Range(0, 1000).Draw(t, "advance")
 			o := drawOp(t)
-			env := Envelope{UserID: drawRequester(t), ClientLo: 1, Request: uint64(i)}
+			env := Envelope{UserID: drawRequester(t), ClientLo: rapid.Uint64Range(1, 4).Draw(t, "client"), Request: uint64(i)}
 			steps = append(steps, step{timestamp: timestamp, operation: o.Operation(), body: EncodeOp(env, o)})
 		}
 		cut := rapid.IntRange(0, len(steps)).Draw(t, "cut")

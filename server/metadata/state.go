@@ -28,7 +28,13 @@ type Topic struct {
 	// Partitions in ascending id order.
 	// Invariant: ids strictly ascending, all below partitionIDLimit.
 	Partitions []Partition
-	// Consumer groups are a later issue; they will live here.
+	// groups are the topic's consumer groups in ascending id order.
+	// Invariant: ids strictly ascending and below nextGroupID; names
+	// unique.
+	groups []*ConsumerGroup
+	// nextGroupID is the id the next created group receives (ids are
+	// never reused).
+	nextGroupID uint32
 }
 
 // Partition is a partition as metadata knows it; messages and offsets live
