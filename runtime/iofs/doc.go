@@ -13,6 +13,10 @@
 // calls. Individual File values keep the storage contract (one owner at a
 // time).
 //
+// New returns an *FS, which is also an io.Closer: close it at shutdown
+// after every file. Files it opens are *File, which adds Preallocate
+// (fallocate with FALLOC_FL_KEEP_SIZE) for segment preallocation.
+//
 // Select picks the engine named by the `[system.io] engine` setting:
 // "auto" probes io_uring and falls back to storage.OSFS (logging why),
 // "uring" insists on io_uring, "sync" is storage.OSFS.
