@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func lookupOf(m map[string]string) func(string) (string, bool) {
@@ -67,4 +69,25 @@ func FuzzConfigFromLookup(f *testing.F) {
 			t.Fatalf("error %v is not ErrConfig", err)
 		}
 	})
+}
+
+func TestSetupErrorsExplain(t *testing.T) {
+	cases := []struct {
+		errno unix.Errno
+		says  string
+	}{
+		{unix.ENOSYS, "kernel has no io_uring"},
+		{unix.EPERM, "refused by seccomp or sysctl kernel.io_uring_disabled="},
+		{unix.EINVAL, "kernel too old"},
+		{unix.ENOMEM, "cannot allocate memory"},
+	}
+	for _, c := range cases {
+		err := setupError(c.errno)
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v: %v, want ErrUnavailable and %q", c.errno, err, c.says)
+		}
+		if c.errno != unix.ENOSYS && !errors.Is(err, c.errno) {
+			t.Errorf("%v: the errno is not wrapped: %v", c.errno, err)
+		}
+	}
 }
