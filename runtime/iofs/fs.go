@@ -33,7 +33,8 @@ func New(cfg uring.Config) (*FS, error) {
 }
 
 // Close waits for operations in flight, then tears down the ring. Calls
-// after Close fail with ErrClosed.
+// after Close fail with ErrClosed, File.Close included: close every file
+// first, or its descriptor stays open until the process exits.
 func (f *FS) Close() error { return f.engine.close() }
 
 // Create implements storage.FS.
