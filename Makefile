@@ -44,3 +44,23 @@ soak: build
 
 clean:
 	rm -rf $(BIN)
+
+# Benchmarks (issue 5, cmd/strata-bench). The suite builds and starts its own
+# strata-server on a fresh data dir and writes bench/results/<date>-<commit>
+# .json and .html. Lengthen each workload with BENCH_FLAGS="--duration 10s".
+BENCH_FLAGS ?=
+
+.PHONY: bench bench-compare bench-limits
+
+bench:
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	./$(BIN)/strata-bench suite $(BENCH_FLAGS)
+
+# Installs nats-server into .tools/ through the Go module proxy when missing.
+bench-compare:
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	./$(BIN)/strata-bench compare nats $(BENCH_FLAGS)
+
+bench-limits:
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	./$(BIN)/strata-bench limits

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/stratabroker/strata/client"
+)
+
+// Runner limits.
+const (
+	// samplePeriod is the timeline's (and progress line's) resolution.
+	samplePeriod = 250 * time.Millisecond
+	// emptyPollPause is how long a consumer that found nothing waits.
+	emptyPollPause = 50 * time.Microsecond
+	// stalledPollsMax bounds consecutive empty polls for offsets the broker
+	// already acknowledged before the run is declared broken.
+	stalledPollsMax = 200_000
+)
+
+// errStalled: the broker acknowledged messages it does not serve.
+var errStalled = errors.New("broker acknowledged messages it does not serve to consumers")
+
+// actorStats is what one actor measured.
+type actorStats struct {
+	index      int
+	stream     int
+	partition  uint32
+	messages   uint64
+	bytes      uint64
+	first, end time.Time
+	hist       *hdrhistogram.Histogram
+}
+
+// run is one workload's shared state.
+type run struct {
+	w      *Workload
+	target Target
+	// measureFrom is when warm-up ends; deadline is when producers stop
+	// (zero when a batch count bounds the run).
+	measureFrom, deadline time.Time
+	// produced holds, per (stream, partition) slot, the acknowledged
+	// high-water offset; producersDone is set after the last store.
+	produced      []atomic.Uint64
+	producersDone atomic.Bool
+	// measured byte counters for the timeline.
+	producedBytes, consumedBytes atomic.Uint64
+	verified                     atomic.Uint64
+	e2eMu                        sync.Mutex
+	e2e                          *hdrhistogram.Histogram
+}
+
+// Run executes workload w against target and returns its result. live
+// turns on the progress line (on stderr).
+func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if err := target.Setup(ctx, &w); err != nil {
+		return nil, err
+	}
+	r := &run{w: &w, target: target, produced: make([]atomic.Uint64, w.slots()), e2e: newHistogram()}
+	res := &Result{Workload: w, Target: target.Name(), Started: time.Now()}
+
+	if w.Mode == ModePinnedConsumer {
+		// Pre-fill every slot, unmeasured, then measure the consumers.
+		r.schedule(time.Now(), 0)
+		if _, err := r.actors(ctx, w.slots(), r.producer, false); err != nil {
+			return nil, fmt.Errorf("pre-fill: %w", err)
+		}
+		r.producersDone.Store(true)
+		r.schedule(time.Now(), w.Warmup)
+		stop := r.sample(res, live)
+		cons, err := r.actors(ctx, w.Consumers, r.consumer, true)
+		stop()
+		if err != nil {
+			return nil, err
+		}
+		res.Consumers = role(cons)
+		res.Verified = r.verified.Load()
+		return res, nil
+	}
+
+	r.schedule(time.Now(), w.Warmup)
+	stop := r.sample(res, live)
+	var prod, cons []actorStats
+	var perr, cerr error
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if w.needsConsumers() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cons, cerr = r.actors(ctx, w.Consumers, r.consumer, true)
+			if cerr != nil {
+				cancel()
+			}
+		}()
+	}
+	prod, perr = r.actors(ctx, w.Producers, r.producer, true)
+	r.producersDone.Store(true)
+	if perr != nil {
+		cancel()
+	}
+	wg.Wait()
+	stop()
+	if err := errors.Join(perr, cerr); err != nil {
+		return nil, err
+	}
+	res.Producers = role(prod)
+	if w.needsConsumers() {
+		res.Consumers = role(cons)
+	}
+	if w.Mode == ModeEndToEnd {
+		l := summarise(r.e2e)
+		res.EndToEnd = &l
+	}
+	res.Verified = r.verified.Load()
+	return res, nil
+}
+
+// schedule sets the warm-up end and the producers' deadline from now.
+func (r *run) schedule(now time.Time, warmup time.Duration) {
+	r.measureFrom = now.Add(warmup)
+	r.deadline = time.Time{}
+	if r.w.Batches == 0 {
+		r.deadline = r.measureFrom.Add(r.w.Duration)
+	}
+}
+
+// actors runs n copies of body concurrently and collects their stats; the
+// first error cancels the others.
+func (r *run) actors(ctx context.Context, n int, body func(context.Context, int, bool) (actorStats, error), measured bool) ([]actorStats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]actorStats, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = body(ctx, i, measured)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return out, firstError(errs)
+}
+
+// firstError returns the first error that is not a cancellation echo.
+func firstError(errs []error) error {
+	var cancelled error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		cancelled = err
+	}
+	return cancelled
+}
+
+// producer is producer i's loop: fill a batch, send it, record the send
+// round trip, honour the rate limit.
+func (r *run) producer(ctx context.Context, i int, measured bool) (actorStats, error) {
+	w := r.w
+	stream, partition := w.slot(i)
+	st := actorStats{index: i, stream: stream, partition: partition, hist: newHistogram()}
+	conn, err := r.target.Producer(ctx, i)
+	if err != nil {
+		return st, err
+	}
+	defer conn.Close()
+	n, size := w.MessagesPerBatch, w.MessageSize
+	buf := make([]byte, n*size)
+	msgs := make([]client.Message, n)
+	for j := range msgs {
+		msgs[j].Payload = buf[j*size : (j+1)*size]
+	}
+	balanced := !w.pinned()
+	partField := partition
+	if balanced {
+		partField = partitionUnknown
+	}
+	var rateBytesPerSec float64
+	if measured && w.RateMBps > 0 {
+		rateBytesPerSec = w.RateMBps * bytesPerMB / float64(w.Producers)
+	}
+	var key uint64 // next offset (pinned) or sequence (balanced)
+	var sentBytes uint64
+	began := time.Now()
+	for b := 0; ; b++ {
+		if w.Batches > 0 && b >= w.Batches {
+			break
+		}
+		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+			break
+		}
+		for j := range msgs {
+			k := key + uint64(j)
+			if balanced {
+				k = uint64(i)<<40 | k
+			}
+			fillPayload(msgs[j].Payload, partField, k, uint32(j), uint32(i))
+			msgs[j].ID = client.MessageID{Low: k, High: uint64(i) + 1}
+		}
+		t0 := time.Now()
+		origin := uint64(t0.UnixMicro())
+		for j := range msgs {
+			msgs[j].OriginTimestamp = origin
+			stampOrigin(msgs[j].Payload, origin)
+		}
+		if err := conn.Send(ctx, stream, partition, balanced, msgs); err != nil {
+			return st, fmt.Errorf("producer %d batch %d: %w", i, b, err)
+		}
+		end := time.Now()
+		key += uint64(n)
+		if !balanced {
+			r.produced[w.slotIndex(stream, partition)].Store(key)
+		}
+		sentBytes += uint64(n * size)
+		if measured && !t0.Before(r.measureFrom) {
+			if st.messages == 0 {
+				st.first = t0
+			}
+			st.end = end
+			st.messages += uint64(n)
+			st.bytes += uint64(n * size)
+			recordMicros(st.hist, end.Sub(t0))
+			r.producedBytes.Add(uint64(n * size))
+		}
+		if rateBytesPerSec > 0 {
+			due := began.Add(time.Duration(float64(sentBytes) / rateBytesPerSec * float64(time.Second)))
+			if wait := time.Until(due); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return st, ctx.Err()
+				}
+			}
+		}
+	}
+	return st, nil
+}
+
+// consumer is consumer i's loop: poll its slot from offset 0, verify every
+// message, stop once producers are done and it has read all they wrote.
+func (r *run) consumer(ctx context.Context, i int, measured bool) (actorStats, error) {
+	w := r.w
+	stream, partition := w.slot(i)
+	slot := w.slotIndex(stream, partition)
+	st := actorStats{index: i, stream: stream, partition: partition, hist: newHistogram()}
+	conn, err := r.target.Consumer(ctx, i)
+	if err != nil {
+		return st, err
+	}
+	defer conn.Close()
+	v := NewVerifier(partition, 0, true)
+	v.frames = r.target.FramesVerifiable()
+	var msgs []client.Message
+	stalled := 0
+	for {
+		done := r.producersDone.Load()
+		high := r.produced[slot].Load()
+		if done && v.Next() >= high {
+			break
+		}
+		t0 := time.Now()
+		msgs, err = conn.Poll(ctx, stream, partition, v.Next(), w.MessagesPerBatch, msgs)
+		if err != nil {
+			return st, fmt.Errorf("consumer %d at offset %d: %w", i, v.Next(), err)
+		}
+		end := time.Now()
+		if len(msgs) == 0 {
+			if v.Next() < high {
+				if stalled++; stalled > stalledPollsMax {
+					return st, fmt.Errorf("%w: partition %d offset %d (acknowledged up to %d)", errStalled, partition, v.Next(), high)
+				}
+			}
+			if err := pause(ctx, emptyPollPause); err != nil {
+				return st, err
+			}
+			continue
+		}
+		stalled = 0
+		var bytes uint64
+		for j := range msgs {
+			if err := v.Check(&msgs[j]); err != nil {
+				return st, err
+			}
+			bytes += uint64(len(msgs[j].Payload))
+		}
+		r.verified.Add(uint64(len(msgs)))
+		if w.Mode == ModeEndToEnd && !t0.Before(r.measureFrom) {
+			nowMicros := end.UnixMicro()
+			r.e2eMu.Lock()
+			for j := range msgs {
+				recordMicros(r.e2e, time.Duration(nowMicros-int64(payloadOrigin(msgs[j].Payload)))*time.Microsecond)
+			}
+			r.e2eMu.Unlock()
+		}
+		if measured && !t0.Before(r.measureFrom) {
+			if st.messages == 0 {
+				st.first = t0
+			}
+			st.end = end
+			st.messages += uint64(len(msgs))
+			st.bytes += bytes
+			recordMicros(st.hist, end.Sub(t0))
+			r.consumedBytes.Add(bytes)
+		}
+	}
+	return st, nil
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// role aggregates actor stats.
+func role(stats []actorStats) *RoleResult {
+	rr := &RoleResult{}
+	merged := newHistogram()
+	var first, end time.Time
+	for _, s := range stats {
+		secs := s.end.Sub(s.first).Seconds()
+		rr.Actors = append(rr.Actors, ActorResult{
+			Index: s.index, Stream: s.stream, Partition: s.partition,
+			Messages: s.messages, Bytes: s.bytes, Seconds: secs,
+			MBps: rate(s.bytes, secs) / bytesPerMB, MsgsPerSec: rate(s.messages, secs),
+			Latency: summarise(s.hist),
+		})
+		merged.Merge(s.hist)
+		rr.Messages += s.messages
+		rr.Bytes += s.bytes
+		if s.messages == 0 {
+			continue
+		}
+		if first.IsZero() || s.first.Before(first) {
+			first = s.first
+		}
+		if s.end.After(end) {
+			end = s.end
+		}
+	}
+	rr.Seconds = end.Sub(first).Seconds()
+	rr.MBps = rate(rr.Bytes, rr.Seconds) / bytesPerMB
+	rr.MsgsPerSec = rate(rr.Messages, rr.Seconds)
+	rr.Latency = summarise(merged)
+	return rr
+}

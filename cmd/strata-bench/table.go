@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// printResults writes the results table: one row per workload and role,
+// with MB/s (10^6 bytes of payload), messages/s and batch latency
+// percentiles in milliseconds; per-actor rows follow when several actors
+// ran.
+func printResults(out io.Writer, results []*Result, limits *Limits) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\ttarget\trole\tMB/s\tmsgs/s\tp50\tp90\tp95\tp99\tp99.9\tp99.99\tmax\tof limit\t")
+	for _, r := range results {
+		for _, side := range []struct {
+			name string
+			rr   *RoleResult
+		}{{"producers", r.Producers}, {"consumers", r.Consumers}} {
+			if side.rr == nil {
+				continue
+			}
+			frac := ""
+			if limits != nil {
+				if l, name := limits.For(r.Workload); l > 0 {
+					frac = fmt.Sprintf("%.0f%% %s", 100*side.rr.MBps/l, name)
+				}
+			}
+			row(tw, r.Workload.Name, r.Target, side.name, side.rr.MBps, side.rr.MsgsPerSec, side.rr.Latency, frac)
+			if len(side.rr.Actors) > 1 {
+				for _, a := range side.rr.Actors {
+					part := fmt.Sprint(a.Partition)
+					if !r.Workload.pinned() {
+						part = "*"
+					}
+					row(tw, "", "", fmt.Sprintf("#%d s%d/p%s", a.Index, a.Stream, part), a.MBps, a.MsgsPerSec, a.Latency, "")
+				}
+			}
+		}
+		if r.EndToEnd != nil {
+			row(tw, r.Workload.Name, r.Target, "end-to-end", 0, 0, *r.EndToEnd, "")
+		}
+	}
+	_ = tw.Flush()
+	for _, r := range results {
+		extra := []string{fmt.Sprintf("%d messages verified", r.Verified)}
+		if r.ServerRSSPeakBytes > 0 {
+			extra = append(extra, fmt.Sprintf("server peak RSS %.0f MiB", float64(r.ServerRSSPeakBytes)/(1<<20)))
+		}
+		fmt.Fprintf(out, "  %s (%s): %s\n", r.Workload.Name, r.Target, strings.Join(extra, ", "))
+	}
+}
+
+func row(tw io.Writer, name, target, role string, mbps, msgs float64, l Latency, frac string) {
+	mb, ms := "-", "-"
+	if mbps > 0 {
+		mb, ms = fmt.Sprintf("%.1f", mbps), fmt.Sprintf("%.0f", msgs)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n",
+		name, target, role, mb, ms, l.P50, l.P90, l.P95, l.P99, l.P999, l.P9999, l.Max, frac)
+}
