@@ -145,6 +145,9 @@ func (r *Replica) onPrepare(m *Message) {
 		r.afterLogChange()
 		return
 	}
+	if r.fillHole(m) {
+		return
+	}
 	if r.status != StatusNormal || r.Primary() {
 		return
 	}
@@ -180,6 +183,26 @@ func (r *Replica) onPrepare(m *Message) {
 		r.requestHeaders()
 	}
 	r.afterLogChange()
+}
+
+// fillHole installs m if the log lacks its op but holds the op after it,
+// whose Parent proves m belongs to the chain; it then asks for the op
+// below if that is missing too. It reports whether m was used.
+func (r *Replica) fillHole(m *Message) bool {
+	if m.Op <= r.commitMin || m.Op >= r.op || r.log.at(m.Op) != nil {
+		return false
+	}
+	next := r.log.at(m.Op + 1)
+	if next == nil || next.header.Parent != m.Checksum {
+		return false
+	}
+	r.log.setPrepare(m.Clone())
+	r.persist(m.Op)
+	if below := m.Op - 1; below > r.commitMin && r.log.at(below) == nil {
+		r.requestPrepare(below, m.Parent, r.timers.ticks+below)
+	}
+	r.afterLogChange()
+	return true
 }
 
 // ackHeld acks m to the primary if the log holds m at its op: applied

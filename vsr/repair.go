@@ -23,10 +23,23 @@ func (r *Replica) repair() {
 	for op := r.commitMin + 1; op <= r.op && sent < repairRequestsPerTickMax; op++ {
 		e := r.log.at(op)
 		if e == nil {
-			if !r.Primary() {
-				r.requestHeaders()
+			// A hole in the chain: the header above names the checksum of
+			// the missing prepare, so any peer holding it can fill it.
+			next := r.log.at(op + 1)
+			if next == nil {
+				if op == r.op && !r.Primary() {
+					r.requestHeaders()
+				}
+				continue
 			}
-			break
+			if op <= r.peerCheckpointOp {
+				r.transfer.behind = true
+				r.requestCheckpoint()
+				return
+			}
+			r.requestPrepare(op, next.header.Parent, attempt+op)
+			sent++
+			continue
 		}
 		if e.prepare != nil {
 			continue
@@ -38,10 +51,14 @@ func (r *Replica) repair() {
 			r.requestCheckpoint()
 			return
 		}
-		m := &Message{Header: Header{Command: CommandRequestPrepare, View: r.view, Op: op, Context: e.header.Checksum}}
-		r.send(r.repairPeer(attempt+op), m)
+		r.requestPrepare(op, e.header.Checksum, attempt+op)
 		sent++
 	}
+}
+
+// requestPrepare asks a peer for the prepare of op with the checksum sum.
+func (r *Replica) requestPrepare(op uint64, sum Uint128, attempt uint64) {
+	r.send(r.repairPeer(attempt), &Message{Header: Header{Command: CommandRequestPrepare, View: r.view, Op: op, Context: sum}})
 }
 
 // repairPeer picks a peer to ask, rotating so that a peer that lost the
