@@ -18,10 +18,14 @@ build:
 run: build
 	./$(BIN)/strata-server --with-default-root-credentials
 
-# The whole suite, with the expensive invariant checks compiled in.
+# The whole suite, with the expensive invariant checks compiled in: once
+# with the default IO engine (io_uring where the kernel allows it), then the
+# broker's suites again on the pread/pwrite engine.
+BROKER_PKGS := ./server/... ./cmd/strata-server/ ./cmd/strata/...
 test:
 	$(GO) vet ./...
 	$(GO) test -tags invariants -count=1 -timeout 9m ./...
+	STRATA_SYSTEM_IO_ENGINE=sync $(GO) test -tags invariants -count=1 -timeout 5m $(BROKER_PKGS)
 
 test-short:
 	$(GO) test -short -count=1 ./...

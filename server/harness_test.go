@@ -53,7 +53,8 @@ func (l *logBuffer) String() string {
 // startServer starts a broker over dir with extra STRATA_ overrides.
 func startServer(t *testing.T, dir string, env ...string) *testServer {
 	t.Helper()
-	environ := append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, env...)
+	environ := append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...)
+	environ = append(environ, env...)
 	cfg, err := config.Load("", environ)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func (ts *testServer) mustLog(fragments ...string) {
 // newServerErr builds a server over dir and returns the error of New.
 func newServerErr(t *testing.T, dir string) (*server.Server, error) {
 	t.Helper()
-	cfg, err := config.Load("", []string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"})
+	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,4 +172,14 @@ func boundAddress(t *testing.T, current, key string) string {
 		t.Fatalf("no bound %s address in:\n%s", key, current)
 	}
 	return addr
+}
+
+// engineEnv passes the IO engine chosen for the run (make test runs the
+// suite once with the default engine and once with
+// STRATA_SYSTEM_IO_ENGINE=sync).
+func engineEnv() []string {
+	if engine := os.Getenv("STRATA_SYSTEM_IO_ENGINE"); engine != "" {
+		return []string{"STRATA_SYSTEM_IO_ENGINE=" + engine}
+	}
+	return nil
 }

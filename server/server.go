@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/iofs"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
 )
@@ -104,9 +106,15 @@ func New(opts Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	fs := opts.FS
+	engine := "injected"
 	if fs == nil {
-		fs = storage.OSFS{}
+		var err error
+		fs, engine, err = iofs.Select(opts.Config.System.IO.Engine, func(line string) { log.Warn(line) })
+		if err != nil {
+			return nil, fmt.Errorf("%w: system.io.engine: %v", config.ErrInvalid, err)
+		}
 	}
+	log.Info("io engine", zap.String("engine", engine))
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -356,6 +364,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.meta.close(); err != nil {
 		errs = append(errs, err)
+	}
+	if closer, ok := s.fs.(io.Closer); ok {
+		if err := closer.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
