@@ -20,8 +20,12 @@ import (
 // SectorSize is the unit of atomic writes; it equals vsr.SectorSize.
 const SectorSize = 4096
 
-// recordFrameSize is the size of the frame in front of every record.
-const recordFrameSize = 40
+// recordFrameSize is the size of the frame in front of every record:
+// magic, version, kind, op, length, write sequence, checksum.
+const recordFrameSize = 48
+
+// recordSummedSize is the part of the frame the checksum covers.
+const recordSummedSize = 32
 
 // HeaderPayloadMax is the largest header a header record can hold.
 const HeaderPayloadMax = SectorSize - recordFrameSize
@@ -31,9 +35,23 @@ const SlotsMax = 1 << 16
 
 const (
 	recordMagic   = 0x4c41574a // "JWAL"
-	recordVersion = 1
-	kindHeader    = 1
+	recordVersion = 2
 	kindPrepare   = 2
+)
+
+// HeaderKind says what a header record asserts about its slot.
+type HeaderKind uint8
+
+const (
+	// HeaderDurable is written after the slot's prepare was durable: if the
+	// prepare then fails to read, it was corrupted, not lost.
+	HeaderDurable HeaderKind = 1
+	// HeaderInstalled records a header adopted from a peer (a view change)
+	// whose prepare this replica does not hold.
+	HeaderInstalled HeaderKind = 3
+	// HeaderRemoved records that the op was truncated from the log; the
+	// payload is empty.
+	HeaderRemoved HeaderKind = 4
 )
 
 // Errors reported by the journal.
@@ -79,6 +97,10 @@ type HeaderRecord struct {
 	Slot uint64
 	// Op is the op the record was written for (valid when Err is nil).
 	Op uint64
+	// Seq is the record's write sequence.
+	Seq uint64
+	// Kind says what the record asserts.
+	Kind HeaderKind
 	// Header holds the header bytes (valid when Err is nil).
 	Header []byte
 	// Err is nil or wraps ErrFaulty.
@@ -109,8 +131,9 @@ func (j *Journal) PrepareSizeMax() uint64 { return j.cfg.PrepareSlotSize - recor
 func sectorsFor(n uint64) uint64 { return (n + SectorSize - 1) / SectorSize * SectorSize }
 
 // frame writes a record frame and payload into buf, which must hold
-// recordFrameSize+len(payload) bytes.
-func frame(buf []byte, kind uint8, op uint64, payload []byte) {
+// recordFrameSize+len(payload) bytes. seq orders records of a slot: the
+// highest valid one is the newest.
+func frame(buf []byte, kind uint8, op, seq uint64, payload []byte) {
 	le := binary.LittleEndian
 	le.PutUint32(buf[0:], recordMagic)
 	le.PutUint16(buf[4:], recordVersion)
@@ -119,10 +142,11 @@ func frame(buf []byte, kind uint8, op uint64, payload []byte) {
 	le.PutUint64(buf[8:], op)
 	le.PutUint32(buf[16:], uint32(len(payload)))
 	le.PutUint32(buf[20:], 0)
+	le.PutUint64(buf[24:], seq)
 	copy(buf[recordFrameSize:], payload)
-	sum := recordChecksum(buf[:24], payload)
-	le.PutUint64(buf[24:], sum.Lo)
-	le.PutUint64(buf[32:], sum.Hi)
+	sum := recordChecksum(buf[:recordSummedSize], payload)
+	le.PutUint64(buf[32:], sum.Lo)
+	le.PutUint64(buf[40:], sum.Hi)
 }
 
 func recordChecksum(frameHead, payload []byte) xxh3.Uint128 {
@@ -132,38 +156,45 @@ func recordChecksum(frameHead, payload []byte) xxh3.Uint128 {
 	return h.Sum128()
 }
 
-// unframe verifies a record and returns its op and payload (aliasing buf).
-func unframe(buf []byte, kind uint8) (uint64, []byte, error) {
-	if len(buf) < recordFrameSize {
-		return 0, nil, fmt.Errorf("%w: short record", ErrFaulty)
-	}
-	le := binary.LittleEndian
-	if le.Uint32(buf[0:]) != recordMagic || le.Uint16(buf[4:]) != recordVersion || buf[6] != kind {
-		return 0, nil, fmt.Errorf("%w: bad frame", ErrFaulty)
-	}
-	op := le.Uint64(buf[8:])
-	n := uint64(le.Uint32(buf[16:]))
-	if n > uint64(len(buf)-recordFrameSize) {
-		return 0, nil, fmt.Errorf("%w: length %d", ErrFaulty, n)
-	}
-	payload := buf[recordFrameSize : recordFrameSize+n]
-	sum := recordChecksum(buf[:24], payload)
-	if sum.Lo != le.Uint64(buf[24:]) || sum.Hi != le.Uint64(buf[32:]) {
-		return 0, nil, fmt.Errorf("%w: checksum", ErrFaulty)
-	}
-	return op, payload, nil
+// record is a verified record: its kind, op, sequence and payload.
+type record struct {
+	kind    uint8
+	op      uint64
+	seq     uint64
+	payload []byte
 }
 
-// WritePrepare stores the full prepare of op in its slot and calls done
-// when the write completed (not synced: the caller syncs the storage). The
-// journal copies the bytes; the caller may reuse them at once.
-func (j *Journal) WritePrepare(op uint64, prepare []byte, done func(err error)) {
+// unframe verifies a record and returns it (the payload aliases buf).
+func unframe(buf []byte) (record, error) {
+	if len(buf) < recordFrameSize {
+		return record{}, fmt.Errorf("%w: short record", ErrFaulty)
+	}
+	le := binary.LittleEndian
+	if le.Uint32(buf[0:]) != recordMagic || le.Uint16(buf[4:]) != recordVersion {
+		return record{}, fmt.Errorf("%w: bad frame", ErrFaulty)
+	}
+	n := uint64(le.Uint32(buf[16:]))
+	if n > uint64(len(buf)-recordFrameSize) {
+		return record{}, fmt.Errorf("%w: length %d", ErrFaulty, n)
+	}
+	payload := buf[recordFrameSize : recordFrameSize+n]
+	sum := recordChecksum(buf[:recordSummedSize], payload)
+	if sum.Lo != le.Uint64(buf[32:]) || sum.Hi != le.Uint64(buf[40:]) {
+		return record{}, fmt.Errorf("%w: checksum", ErrFaulty)
+	}
+	return record{kind: buf[6], op: le.Uint64(buf[8:]), seq: le.Uint64(buf[24:]), payload: payload}, nil
+}
+
+// WritePrepare stores the full prepare of op in its slot with write
+// sequence seq and calls done when the write completed (not synced: the
+// caller syncs the storage). The journal copies the bytes.
+func (j *Journal) WritePrepare(op, seq uint64, prepare []byte, done func(err error)) {
 	if uint64(len(prepare)) > j.PrepareSizeMax() {
 		done(fmt.Errorf("%w: prepare of %d bytes", ErrTooLarge, len(prepare)))
 		return
 	}
 	buf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
-	frame(buf, kindPrepare, op, prepare)
+	frame(buf, kindPrepare, op, seq, prepare)
 	j.prepares.Write(j.Slot(op)*j.cfg.PrepareSlotSize, buf, func(err error) {
 		if err != nil {
 			done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
@@ -173,16 +204,19 @@ func (j *Journal) WritePrepare(op uint64, prepare []byte, done func(err error)) 
 	})
 }
 
-// WriteHeader stores the redundant header of op in the header zone. The
-// caller writes it only once the prepare is durable, so that a valid
-// header whose prepare fails to read marks corruption, not a lost write.
-func (j *Journal) WriteHeader(op uint64, header []byte, done func(err error)) {
+// WriteHeader stores a header record of the given kind for op in the
+// header zone, with write sequence seq.
+func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, done func(err error)) {
 	if len(header) > HeaderPayloadMax {
 		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
 		return
 	}
+	if kind != HeaderDurable && kind != HeaderInstalled && kind != HeaderRemoved {
+		done(fmt.Errorf("%w: header kind %d", ErrConfig, kind))
+		return
+	}
 	buf := make([]byte, SectorSize)
-	frame(buf, kindHeader, op, header)
+	frame(buf, uint8(kind), op, seq, header)
 	j.headers.Write(j.Slot(op)*SectorSize, buf, func(err error) {
 		if err != nil {
 			done(fmt.Errorf("journal: write header op %d: %w", op, err))
@@ -192,29 +226,31 @@ func (j *Journal) WriteHeader(op uint64, header []byte, done func(err error)) {
 	})
 }
 
-// Write stores the prepare of op and then its header, and calls done when
-// both writes completed (neither synced).
-func (j *Journal) Write(op uint64, header, prepare []byte, done func(err error)) {
-	j.WritePrepare(op, prepare, func(err error) {
-		if err != nil {
-			done(err)
-			return
-		}
-		j.WriteHeader(op, header, done)
-	})
+// SlotRecord is a prepare slot as read back.
+type SlotRecord struct {
+	Op      uint64
+	Seq     uint64
+	Prepare []byte
 }
 
-// ReadSlot reads the whole prepare slot and calls done with the op and
-// prepare bytes it holds, or an error wrapping ErrFaulty.
-func (j *Journal) ReadSlot(slot uint64, done func(op uint64, prepare []byte, err error)) {
+// ReadSlot reads the whole prepare slot and calls done with what it holds,
+// or an error wrapping ErrFaulty.
+func (j *Journal) ReadSlot(slot uint64, done func(rec SlotRecord, err error)) {
 	buf := make([]byte, j.cfg.PrepareSlotSize)
 	j.prepares.Read(slot*j.cfg.PrepareSlotSize, buf, func(err error) {
 		if err != nil {
-			done(0, nil, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
+			done(SlotRecord{}, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
 			return
 		}
-		op, payload, err := unframe(buf, kindPrepare)
-		done(op, payload, err)
+		rec, err := unframe(buf)
+		if err == nil && rec.kind != kindPrepare {
+			err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
+		}
+		if err != nil {
+			done(SlotRecord{}, err)
+			return
+		}
+		done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)
 	})
 }
 
@@ -263,11 +299,14 @@ func parseHeader(slot uint64, sector []byte) HeaderRecord {
 	if allZero {
 		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty)}
 	}
-	op, payload, err := unframe(sector, kindHeader)
+	rec, err := unframe(sector)
+	if err == nil && HeaderKind(rec.kind) != HeaderDurable && HeaderKind(rec.kind) != HeaderInstalled && HeaderKind(rec.kind) != HeaderRemoved {
+		err = fmt.Errorf("%w: header slot holds kind %d", ErrFaulty, rec.kind)
+	}
 	if err != nil {
 		return HeaderRecord{Slot: slot, Err: err}
 	}
-	return HeaderRecord{Slot: slot, Op: op, Header: payload}
+	return HeaderRecord{Slot: slot, Op: rec.op, Seq: rec.seq, Kind: HeaderKind(rec.kind), Header: rec.payload}
 }
 
 // ReadPrepare reads the prepare of op, of at most sizeMax bytes, and calls
@@ -284,15 +323,18 @@ func (j *Journal) ReadPrepare(op uint64, size uint64, done func(prepare []byte, 
 			done(nil, fmt.Errorf("%w: read op %d: %w", ErrFaulty, op, err))
 			return
 		}
-		got, payload, err := unframe(buf, kindPrepare)
+		rec, err := unframe(buf)
+		if err == nil && rec.kind != kindPrepare {
+			err = fmt.Errorf("%w: kind %d", ErrFaulty, rec.kind)
+		}
 		if err != nil {
 			done(nil, err)
 			return
 		}
-		if got != op {
-			done(nil, fmt.Errorf("%w: slot of op %d holds op %d", ErrMisdirected, op, got))
+		if rec.op != op {
+			done(nil, fmt.Errorf("%w: slot of op %d holds op %d", ErrMisdirected, op, rec.op))
 			return
 		}
-		done(payload, nil)
+		done(rec.payload, nil)
 	})
 }

@@ -50,7 +50,12 @@ func newTestJournal(t *testing.T) (*Journal, *memDevice, *memDevice, *[]func()) 
 func TestWriteRead(t *testing.T) {
 	j, _, _, q := newTestJournal(t)
 	var werr error = errors.New("not called")
-	j.Write(10, []byte("header-10"), []byte("prepare-10"), func(err error) { werr = err })
+	j.WritePrepare(10, 1, []byte("prepare-10"), func(err error) { werr = err })
+	run(q)
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	j.WriteHeader(10, 2, HeaderDurable, []byte("header-10"), func(err error) { werr = err })
 	run(q)
 	if werr != nil {
 		t.Fatal(werr)
@@ -63,7 +68,7 @@ func TestWriteRead(t *testing.T) {
 	}
 	for _, r := range records {
 		if r.Slot == 2 {
-			if r.Err != nil || r.Op != 10 || string(r.Header) != "header-10" {
+			if r.Err != nil || r.Op != 10 || r.Seq != 2 || r.Kind != HeaderDurable || string(r.Header) != "header-10" {
 				t.Fatalf("slot 2: %+v", r)
 			}
 		} else if !errors.Is(r.Err, ErrFaulty) {
@@ -82,11 +87,25 @@ func TestWriteRead(t *testing.T) {
 	if !errors.Is(rerr, ErrMisdirected) {
 		t.Fatalf("slot of op 18 holds op 10, got %v", rerr)
 	}
+	var slot SlotRecord
+	j.ReadSlot(2, func(s SlotRecord, err error) { slot, rerr = s, err })
+	run(q)
+	if rerr != nil || slot.Op != 10 || slot.Seq != 1 || string(slot.Prepare) != "prepare-10" {
+		t.Fatalf("read slot: %+v %v", slot, rerr)
+	}
+	j.WriteHeader(10, 3, HeaderRemoved, nil, func(err error) { werr = err })
+	run(q)
+	j.ReadHeaders(func(r []HeaderRecord) { records = r })
+	run(q)
+	if records[2].Kind != HeaderRemoved || records[2].Seq != 3 || records[2].Err != nil {
+		t.Fatalf("tombstone: %+v", records[2])
+	}
 }
 
 func TestTornAndCorrupt(t *testing.T) {
 	j, h, p, q := newTestJournal(t)
-	j.Write(3, []byte("h3"), bytes.Repeat([]byte{7}, 5000), func(error) {})
+	j.WritePrepare(3, 1, bytes.Repeat([]byte{7}, 5000), func(error) {})
+	j.WriteHeader(3, 2, HeaderDurable, []byte("h3"), func(error) {})
 	run(q)
 	// Tear the prepare: its second sector never reached the disk.
 	clear(p.data[3*2*SectorSize+SectorSize : 4*2*SectorSize])
@@ -97,7 +116,7 @@ func TestTornAndCorrupt(t *testing.T) {
 		t.Fatalf("torn prepare read as %v", rerr)
 	}
 	// Corrupt a header byte.
-	h.data[3*SectorSize+41] ^= 1
+	h.data[3*SectorSize+recordFrameSize+1] ^= 1
 	var records []HeaderRecord
 	j.ReadHeaders(func(r []HeaderRecord) { records = r })
 	run(q)
@@ -118,12 +137,12 @@ func TestTornAndCorrupt(t *testing.T) {
 func TestLimits(t *testing.T) {
 	j, _, _, q := newTestJournal(t)
 	var err error
-	j.Write(1, make([]byte, HeaderPayloadMax+1), nil, func(e error) { err = e })
+	j.WriteHeader(1, 1, HeaderDurable, make([]byte, HeaderPayloadMax+1), func(e error) { err = e })
 	run(q)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("oversized header: %v", err)
 	}
-	j.Write(1, nil, make([]byte, j.PrepareSizeMax()+1), func(e error) { err = e })
+	j.WritePrepare(1, 1, make([]byte, j.PrepareSizeMax()+1), func(e error) { err = e })
 	run(q)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("oversized prepare: %v", err)
@@ -135,18 +154,18 @@ func TestLimits(t *testing.T) {
 
 func FuzzUnframe(f *testing.F) {
 	buf := make([]byte, SectorSize)
-	frame(buf, kindHeader, 5, []byte("payload"))
-	f.Add(buf, uint8(kindHeader))
-	f.Add([]byte{}, uint8(kindPrepare))
-	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
-		op, payload, err := unframe(data, kind)
+	frame(buf, uint8(HeaderDurable), 5, 9, []byte("payload"))
+	f.Add(buf)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := unframe(data)
 		if err != nil {
 			return
 		}
-		out := make([]byte, recordFrameSize+len(payload))
-		frame(out, kind, op, payload)
-		op2, payload2, err := unframe(out, kind)
-		if err != nil || op2 != op || !bytes.Equal(payload, payload2) {
+		out := make([]byte, recordFrameSize+len(rec.payload))
+		frame(out, rec.kind, rec.op, rec.seq, rec.payload)
+		again, err := unframe(out)
+		if err != nil || again.op != rec.op || again.seq != rec.seq || again.kind != rec.kind || !bytes.Equal(again.payload, rec.payload) {
 			t.Fatalf("unframe(frame(x)) != x: %v", err)
 		}
 	})

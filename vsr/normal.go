@@ -233,7 +233,7 @@ func (r *Replica) appendFromPrimary(m *Message) {
 func (r *Replica) truncate(op uint64) {
 	op = max(op, r.commitMin)
 	for o := r.op; o > op; o-- {
-		r.log.remove(o)
+		r.removeOp(o)
 	}
 	r.op = min(r.op, op)
 	r.ackedOp = min(r.ackedOp, op)

@@ -118,57 +118,98 @@ func (r *Replica) readCheckpoint(s superblockState, done func(error)) {
 	})
 }
 
-// loadJournal reads the journal back. A slot's prepare, if it reads back
-// intact, gives its header and body; otherwise the redundant header (which
-// is written only after the prepare was durable) gives the header and the
-// body is marked faulty, to be repaired from a peer and never nacked. The
-// log is the chain of such headers that starts at the checkpoint.
+// loadJournal reads the journal back. In each slot the newest valid
+// record (by write sequence) wins: a prepare gives header and body; a
+// durable header whose prepare fails to read gives the header with a
+// faulty body (repaired from a peer, never nacked); an installed header
+// gives the header alone; a removal leaves the slot empty. The log is the
+// chain of such headers that starts at the checkpoint.
 func (r *Replica) loadJournal(done func()) {
 	r.journal.ReadHeaders(func(records []journal.HeaderRecord) {
-		prepares := make([]*Message, len(records))
-		r.loadSlots(prepares, 0, func() {
-			r.buildLog(records, prepares)
+		slots := make([]loadedSlot, len(records))
+		r.loadSlots(slots, 0, func() {
+			r.buildLog(records, slots)
 			done()
 		})
 	})
 }
 
-func (r *Replica) loadSlots(prepares []*Message, slot uint64, done func()) {
-	if slot == uint64(len(prepares)) {
+// loadedSlot is a prepare slot as read back at open.
+type loadedSlot struct {
+	prepare *Message
+	seq     uint64
+}
+
+func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
+	if slot == uint64(len(slots)) {
 		done()
 		return
 	}
-	r.journal.ReadSlot(slot, func(op uint64, data []byte, err error) {
+	r.journal.ReadSlot(slot, func(rec journal.SlotRecord, err error) {
 		var m Message
-		if err == nil && m.Decode(data) == nil && m.Op == op && m.Command == CommandPrepare && r.journal.Slot(op) == slot {
-			prepares[slot] = m.Clone()
+		if err == nil {
+			r.journalSeq = max(r.journalSeq, rec.Seq+1)
+			if m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot {
+				slots[slot] = loadedSlot{prepare: m.Clone(), seq: rec.Seq}
+			}
 		}
-		r.loadSlots(prepares, slot+1, done)
+		r.loadSlots(slots, slot+1, done)
 	})
 }
 
-func (r *Replica) buildLog(records []journal.HeaderRecord, prepares []*Message) {
+// slotCandidate returns what a slot holds after reconciling its records.
+func (r *Replica) slotCandidate(rec *journal.HeaderRecord, ls *loadedSlot) (h *Header, body *Message, faulty bool) {
+	if rec.Err == nil {
+		r.journalSeq = max(r.journalSeq, rec.Seq+1)
+	}
+	if rec.Err == nil && (ls.prepare == nil || rec.Seq > ls.seq) {
+		if rec.Kind == journal.HeaderRemoved {
+			return nil, nil, false
+		}
+		var hdr Header
+		if hdr.Decode(rec.Header) != nil || hdr.Op != rec.Op || hdr.Command != CommandPrepare {
+			return nil, nil, false
+		}
+		if ls.prepare != nil && ls.prepare.Checksum == hdr.Checksum {
+			return &ls.prepare.Header, ls.prepare, false
+		}
+		return &hdr, nil, rec.Kind == journal.HeaderDurable
+	}
+	if ls.prepare != nil {
+		return &ls.prepare.Header, ls.prepare, false
+	}
+	return nil, nil, false
+}
+
+func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
+	r.journalSeq = max(r.journalSeq, 1)
+	type candidate struct {
+		h      *Header
+		body   *Message
+		faulty bool
+	}
+	candidates := make([]candidate, len(slots))
+	for i := range slots {
+		h, body, faulty := r.slotCandidate(&records[i], &slots[i])
+		candidates[i] = candidate{h, body, faulty}
+	}
 	parent, _ := r.header(r.checkpointOp)
 	parentSum := parent.Checksum
 	op := r.checkpointOp
 	for range r.cfg.JournalSlots {
-		slot := r.journal.Slot(op + 1)
-		if p := prepares[slot]; p != nil && p.Op == op+1 && p.Parent == parentSum {
-			e := r.log.setPrepare(p)
-			e.written, e.durable = true, true
-			op++
-			parentSum = p.Checksum
-			continue
-		}
-		rec := records[slot]
-		var h Header
-		if rec.Err != nil || rec.Op != op+1 || h.Decode(rec.Header) != nil || h.Op != op+1 || h.Command != CommandPrepare || h.Parent != parentSum {
+		c := candidates[r.journal.Slot(op+1)]
+		if c.h == nil || c.h.Op != op+1 || c.h.Parent != parentSum {
 			break
 		}
-		e := r.log.setHeader(&h)
-		e.faulty = true
+		if c.body != nil {
+			e := r.log.setPrepare(c.body)
+			e.written, e.durable = true, true
+		} else {
+			e := r.log.setHeader(c.h)
+			e.faulty = c.faulty
+		}
 		op++
-		parentSum = h.Checksum
+		parentSum = c.h.Checksum
 	}
 	r.op = op
 }

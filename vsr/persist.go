@@ -1,6 +1,10 @@
 package vsr
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stratabroker/strata/journal"
+)
 
 // persist writes the prepare at op to the journal (persisted mode only).
 // The write, then a sync, make the slot durable; an ack waits for that.
@@ -18,7 +22,7 @@ func (r *Replica) persist(op uint64) {
 	}
 	e.writing = true
 	gen := e.gen
-	r.journal.WritePrepare(op, e.prepare.Encode(nil), func(err error) {
+	r.journal.WritePrepare(op, r.nextJournalSeq(), e.prepare.Encode(nil), func(err error) {
 		slot := r.log.entry(op)
 		slot.writing = false
 		if err != nil {
@@ -86,9 +90,65 @@ func (r *Replica) requestSync() {
 func (r *Replica) writeRedundantHeader(e *logEntry) {
 	header := make([]byte, HeaderSize)
 	e.header.Encode(header)
-	r.journal.WriteHeader(e.header.Op, header, func(err error) {
+	r.journal.WriteHeader(e.header.Op, r.nextJournalSeq(), journal.HeaderDurable, header, func(err error) {
 		if err != nil {
 			r.fail(fmt.Errorf("journal header write op %d: %w", e.header.Op, err))
 		}
 	})
+}
+
+// nextJournalSeq returns the write sequence of the next journal record.
+func (r *Replica) nextJournalSeq() uint64 {
+	r.journalSeq++
+	return r.journalSeq - 1
+}
+
+// journalHeaderChange records in the journal (persisted mode) that the
+// log's content at op changed without a durable prepare: a header adopted
+// from a peer (h set) or a removal (h nil). The superblock that makes the
+// new log view durable waits for these writes, so that a restart never
+// resurrects a prepare the log had replaced.
+func (r *Replica) journalHeaderChange(op uint64, h *Header) {
+	if !r.persisted() {
+		return
+	}
+	kind := journal.HeaderRemoved
+	var payload []byte
+	if h != nil {
+		kind = journal.HeaderInstalled
+		payload = make([]byte, HeaderSize)
+		h.Encode(payload)
+	}
+	r.installWrites++
+	r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, func(err error) {
+		r.installWrites--
+		if err != nil {
+			r.fail(fmt.Errorf("journal header change op %d: %w", op, err))
+			return
+		}
+		if r.installWrites == 0 && r.sb.waitInstall {
+			r.sb.waitInstall = false
+			r.requestSuperblock()
+		}
+	})
+}
+
+// removeOp drops op from the log and records the removal in the journal.
+func (r *Replica) removeOp(op uint64) {
+	if r.log.at(op) == nil {
+		return
+	}
+	r.log.remove(op)
+	r.journalHeaderChange(op, nil)
+}
+
+// installHeader sets h in the log; if that replaced the slot's content
+// and no body came with it, the journal records the installed header.
+func (r *Replica) installHeader(h *Header) {
+	old := r.log.at(h.Op)
+	if old != nil && old.header.Checksum == h.Checksum {
+		return
+	}
+	r.log.setHeader(h)
+	r.journalHeaderChange(h.Op, h)
 }

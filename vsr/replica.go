@@ -95,7 +95,11 @@ type Replica struct {
 	recovery   recoveryState
 	transfer   stateTransfer
 	sb         superblockWriter
-	syncs      syncState
+	// journalSeq is the write sequence of the next journal record.
+	journalSeq uint64
+	// installWrites counts journal header changes not yet written.
+	installWrites int
+	syncs         syncState
 
 	timers timers
 
@@ -250,6 +254,7 @@ func (r *Replica) Tick() {
 		return
 	}
 	r.timers.tick()
+	defer r.assertInvariants()
 	switch r.status {
 	case StatusNormal:
 		if r.Primary() {
@@ -285,6 +290,7 @@ func (r *Replica) Step(m *Message) {
 	if m.Cluster != r.cfg.Cluster || !m.Valid() {
 		return
 	}
+	defer r.assertInvariants()
 	if m.Command != CommandRequest && m.Replica >= r.cfg.ReplicaCount {
 		return
 	}

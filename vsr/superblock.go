@@ -109,8 +109,9 @@ type superblockWriter struct {
 	writing    bool
 	dirty      bool
 	checkpoint *pendingCheckpoint
-	// checkpointWriting is set while checkpoint data is being written.
-	checkpointWriting bool
+	// waitInstall is set while a superblock write waits for journal
+	// header changes to complete.
+	waitInstall bool
 }
 
 // viewDurable reports whether the durable superblock records view and
@@ -154,8 +155,26 @@ func (r *Replica) requestSuperblock() {
 		r.sb.dirty = true
 		return
 	}
+	if r.installWrites > 0 {
+		r.sb.waitInstall = true
+		return
+	}
 	r.sb.writing = true
 	r.sb.dirty = false
+	// Sync first: journal changes of the log this superblock describes
+	// must be durable before it is.
+	r.storage.Sync(func(err error) {
+		if err != nil {
+			r.sb.writing = false
+			r.fail(fmt.Errorf("superblock pre-sync: %w", err))
+			return
+		}
+		r.writeSuperblock()
+	})
+}
+
+// writeSuperblock writes and syncs one superblock copy of the current state.
+func (r *Replica) writeSuperblock() {
 	s := r.superblockSnapshot()
 	buf := make([]byte, SectorSize)
 	encodeSuperblock(&s, buf)

@@ -354,7 +354,7 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 		if headers[i].Op <= r.commitMin {
 			continue
 		}
-		r.log.setHeader(&headers[i])
+		r.installHeader(&headers[i])
 		if e := r.log.at(headers[i].Op); e != nil && e.prepare != nil && !e.written {
 			r.persist(headers[i].Op)
 		}
@@ -362,7 +362,7 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 	old := r.op
 	r.op = max(op, r.commitMin)
 	for o := old; o > r.op && old-o < r.cfg.JournalSlots; o-- {
-		r.log.remove(o)
+		r.removeOp(o)
 	}
 	first := headers[0]
 	if first.Op > r.commitMin+1 {
@@ -370,7 +370,7 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 		if !ok || parent.Checksum != first.Parent {
 			low := max(r.commitMin, (first.Op-1)-min(first.Op-1, r.cfg.JournalSlots))
 			for o := first.Op - 1; o > low; o-- {
-				r.log.remove(o)
+				r.removeOp(o)
 			}
 			r.transfer.behind = true
 		}
