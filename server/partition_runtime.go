@@ -3,11 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/storage"
@@ -23,17 +23,19 @@ const pollBytesMax = wire.MaxFrameSize - 1<<20
 
 // partitionRuntime is one partition: its deterministic state machine, its
 // segment log and consumer offsets on disk, and the local sequencer that
-// numbers its operations. mu guards everything below it.
+// numbers its operations, all confined to the partition's owning shard.
 type partitionRuntime struct {
 	s   *Server
 	key partKey
 	dir string
 
 	// group makes appended data durable with shared syncs (persisted
-	// topics); its sync function takes mu.
+	// topics); its sync runs on the owning shard.
 	group *groupSync
 
-	mu      sync.Mutex
+	// owner is the shard that owns the partition: every field below is
+	// touched only by tasks running on it (checked in invariants builds).
+	owner   *shard.Shard
 	machine *partition.Machine
 	log     *storage.Log
 	sb      storage.PartitionSuperblock
@@ -50,13 +52,22 @@ type partitionRuntime struct {
 }
 
 // openPartition opens and recovers a partition directory.
-func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
+func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (p *partitionRuntime, err error) {
+	owner := s.shardFor(k)
+	if callErr := owner.Call(func() { p, err = openPartitionOnShard(s, owner, k, dir, topic, sb) }); callErr != nil {
+		return nil, callErr
+	}
+	return p, err
+}
+
+// openPartitionOnShard opens the partition on its owning shard.
+func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
 	log, report, err := storage.OpenLog(s.fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes)})
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &partitionRuntime{s: s, key: k, dir: dir, log: log, sb: sb}
+	p := &partitionRuntime{s: s, key: k, dir: dir, log: log, sb: sb, owner: owner}
 	p.group = newGroupSync(p.syncLog)
 	p.persisted = opts.Durability == metadata.DurabilityPersisted || opts.EnforceFsync || s.cfg.System.Partition.EnforceFsync
 	p.offsetsPersisted = opts.ConsumerOffsetDurability == metadata.DurabilityPersisted
@@ -108,17 +119,29 @@ func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb s
 
 // syncLog makes the log durable; it is the group commit's sync.
 func (p *partitionRuntime) syncLog() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.s.metrics.partitionSyncs.Inc()
-	if err := p.log.Sync(); err != nil {
-		p.fence(err)
+	var syncErr error
+	if err := p.run(func() {
+		p.s.metrics.partitionSyncs.Inc()
+		if syncErr = p.log.Sync(); syncErr != nil {
+			p.fence(syncErr)
+		}
+	}); err != nil {
 		return err
 	}
-	return nil
+	return syncErr
 }
 
-// fence stops the partition after a storage failure. The caller holds mu.
+// run executes fn on the shard that owns the partition and waits for it:
+// the partition's state and files are only ever touched there.
+func (p *partitionRuntime) run(fn func()) error {
+	return p.owner.Call(func() {
+		p.owner.AssertOwner()
+		fn()
+	})
+}
+
+// fence stops the partition after a storage failure. It runs on the
+// owning shard.
 func (p *partitionRuntime) fence(err error) {
 	if p.fenced == nil {
 		p.fenced = fmt.Errorf("%w: %v", errFenced, err)
@@ -129,39 +152,47 @@ func (p *partitionRuntime) fence(err error) {
 // send appends one validated batch and returns the raw send reply. For a
 // persisted topic it returns only after the batch is durable.
 func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
-	p.mu.Lock()
-	if p.fenced != nil {
-		p.mu.Unlock()
-		return nil, wire.ErrCannotAppendMessage
+	var reply []byte
+	status := wire.ErrorCodeOK
+	var ticket uint64
+	if err := p.run(func() { reply, status, ticket = p.appendOnShard(env, batch) }); err != nil {
+		return nil, wire.ErrTransientNotAccepted
 	}
-	p.op++
-	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, partition.EncodeSendMessages(env, batch))
-	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
-		p.mu.Unlock()
-		return nil, wire.ErrInvalidMessagesCount
+	if status != wire.ErrorCodeOK || ticket == 0 {
+		return reply, status
 	}
-	p.s.metrics.messagesSent.Add(float64(wire.BatchView(batch).MessageCount()))
-	p.s.metrics.bytesSent.Add(float64(len(batch)))
-	if p.persisted || p.machine.FlushDue() {
-		if err := p.flushLocked(); err != nil {
-			p.mu.Unlock()
-			return nil, wire.ErrCannotSaveMessagesToSegment
-		}
-	}
-	if !p.persisted {
-		p.mu.Unlock()
-		return reply, wire.ErrorCodeOK
-	}
-	ticket := p.group.wrote()
-	p.mu.Unlock()
 	if err := p.group.wait(ticket); err != nil {
 		return nil, wire.ErrCannotSyncFile
 	}
 	return reply, wire.ErrorCodeOK
 }
 
-// flushLocked writes every unflushed batch to the log in one append. The
-// caller holds mu.
+// appendOnShard applies a send and flushes when due; for a persisted topic
+// it returns the group-commit ticket to wait for (0 otherwise).
+func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode, uint64) {
+	if p.fenced != nil {
+		return nil, wire.ErrCannotAppendMessage, 0
+	}
+	p.op++
+	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, partition.EncodeSendMessages(env, batch))
+	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
+		return nil, wire.ErrInvalidMessagesCount, 0
+	}
+	p.s.metrics.messagesSent.Add(float64(wire.BatchView(batch).MessageCount()))
+	p.s.metrics.bytesSent.Add(float64(len(batch)))
+	if p.persisted || p.machine.FlushDue() {
+		if err := p.flushLocked(); err != nil {
+			return nil, wire.ErrCannotSaveMessagesToSegment, 0
+		}
+	}
+	if !p.persisted {
+		return reply, wire.ErrorCodeOK, 0
+	}
+	return reply, wire.ErrorCodeOK, p.group.wrote()
+}
+
+// flushLocked writes every unflushed batch to the log in one append. It
+// runs on the owning shard.
 func (p *partitionRuntime) flushLocked() error {
 	batches := p.machine.Unflushed()
 	if len(batches) == 0 {
@@ -183,9 +214,15 @@ func (p *partitionRuntime) flushLocked() error {
 }
 
 // poll appends the poll reply body (§6.6) for a plain consumer to dst.
-func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
+	if err := p.run(func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
+		return dst, wire.ErrTransientNotAccepted
+	}
+	return out, status
+}
+
+// pollOnShard is poll on the owning shard.
+func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
 	current, _ := p.machine.CurrentOffset()
 	headerAt := len(dst)
 	dst = (&wire.PolledMessagesHeader{PartitionID: p.key.partition, CurrentOffset: current}).AppendTo(dst)
@@ -264,10 +301,11 @@ func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count 
 
 // applyOffset applies an explicit offset store or delete and returns its
 // result code.
-func (p *partitionRuntime) applyOffset(body []byte, operation uint8) wire.ErrorCode {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.applyOffsetLocked(body, operation, p.offsetsPersisted)
+func (p *partitionRuntime) applyOffset(body []byte, operation uint8) (status wire.ErrorCode) {
+	if err := p.run(func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
+		return wire.ErrTransientNotAccepted
+	}
+	return status
 }
 
 // applyOffsetLocked applies an offset operation and writes its effects.
@@ -296,26 +334,34 @@ func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durab
 
 // storedOffset returns a consumer's stored offset.
 func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	current, _ = p.machine.CurrentOffset()
-	stored, ok = p.machine.StoredOffset(consumer)
+	_ = p.run(func() {
+		current, _ = p.machine.CurrentOffset()
+		stored, ok = p.machine.StoredOffset(consumer)
+	})
 	return stored, current, ok
 }
 
 // stats returns the partition's counters for records and stats.
 func (p *partitionRuntime) stats() (current uint64, messages uint64, sizeBytes uint64, segments int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	current, _ = p.machine.CurrentOffset()
-	return current, p.machine.MessagesCount(), p.machine.SizeBytes(), p.log.Stats().Segments
+	_ = p.run(func() {
+		current, _ = p.machine.CurrentOffset()
+		messages, sizeBytes, segments = p.machine.MessagesCount(), p.machine.SizeBytes(), p.log.Stats().Segments
+	})
+	return current, messages, sizeBytes, segments
 }
 
 // purge empties the partition (segments and offsets) and records the purge
 // op in its superblock so a replay does not purge again.
 func (p *partitionRuntime) purge(op uint64) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	var result error
+	if err := p.run(func() { result = p.purgeOnShard(op) }); err != nil {
+		return err
+	}
+	return result
+}
+
+// purgeOnShard is purge on the owning shard.
+func (p *partitionRuntime) purgeOnShard(op uint64) error {
 	if err := p.log.Purge(); err != nil {
 		p.fence(err)
 		return fmt.Errorf("purge %s: %w", p.dir, err)
@@ -335,8 +381,15 @@ func (p *partitionRuntime) purge(op uint64) error {
 
 // deleteSegments removes the n oldest sealed segments.
 func (p *partitionRuntime) deleteSegments(n int) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	var result error
+	if err := p.run(func() { result = p.deleteSegmentsOnShard(n) }); err != nil {
+		return err
+	}
+	return result
+}
+
+// deleteSegmentsOnShard is deleteSegments on the owning shard.
+func (p *partitionRuntime) deleteSegmentsOnShard(n int) error {
 	if err := p.flushLocked(); err != nil {
 		return err
 	}
@@ -346,8 +399,15 @@ func (p *partitionRuntime) deleteSegments(n int) error {
 
 // close flushes (when asked), syncs and closes the partition.
 func (p *partitionRuntime) close(flush bool) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	var result error
+	if err := p.run(func() { result = p.closeOnShard(flush) }); err != nil {
+		return err
+	}
+	return result
+}
+
+// closeOnShard is close on the owning shard.
+func (p *partitionRuntime) closeOnShard(flush bool) error {
 	var errs []error
 	if flush && p.fenced == nil {
 		if err := p.flushLocked(); err != nil {

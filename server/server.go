@@ -23,6 +23,7 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/runtime/iofs"
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
 )
@@ -74,6 +75,10 @@ type Server struct {
 	meta *metaStore
 	// parts holds the partition runtimes.
 	parts *partitionSet
+	// shards own the partitions: each partition's state and files are
+	// touched only by tasks on its shard (DESIGN.md decision 9).
+	shards []*shard.Shard
+	plan   shard.Plan
 
 	// loginHint is printed at boot (how to log in).
 	loginHint string
@@ -139,19 +144,25 @@ func New(opts Options) (*Server, error) {
 	if err := writeFileIfMissing(fs, filepath.Join(root, "state", "log"), nil); err != nil {
 		return nil, err
 	}
+	if err := s.startShards(); err != nil {
+		return nil, err
+	}
 	s.parts = newPartitionSet(s)
 	meta, err := openMetaStore(s)
 	if err != nil {
+		s.stopShards()
 		return nil, err
 	}
 	s.meta = meta
 	if err := s.parts.openAll(); err != nil {
 		_ = s.meta.close()
+		s.stopShards()
 		return nil, err
 	}
 	if err := s.bootstrapRoot(opts.Root); err != nil {
 		_ = s.parts.closeAll()
 		_ = s.meta.close()
+		s.stopShards()
 		return nil, err
 	}
 	return s, nil
@@ -362,6 +373,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.parts.closeAll(); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopShards()
 	if err := s.meta.close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -372,6 +384,50 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// startShards plans the shards from [system.sharding] and starts them.
+func (s *Server) startShards() error {
+	sharding := s.cfg.System.Sharding
+	plan, err := shard.PlanFromSetting(sharding.CPUAllocation, shard.SysfsRootDefault, sharding.PinCores)
+	if err != nil {
+		return fmt.Errorf("%w: system.sharding.cpu_allocation: %v", config.ErrInvalid, err)
+	}
+	shards, err := shard.StartPlan(plan, shard.Config{Unlocked: !plan.Pin}, nil)
+	if err != nil {
+		return fmt.Errorf("start shards: %w", err)
+	}
+	s.plan, s.shards = plan, shards
+	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()))
+	return nil
+}
+
+// stopShards stops every shard after its queued tasks ran.
+func (s *Server) stopShards() {
+	for _, sh := range s.shards {
+		sh.Stop()
+	}
+}
+
+// shardFor returns the shard that owns partition k: the namespace hash of
+// DESIGN.md decision 9.
+func (s *Server) shardFor(k partKey) *shard.Shard {
+	i, err := shard.ShardOf(k.stream, k.topic, k.partition, len(s.shards))
+	if err != nil {
+		// Ids beyond the namespace cannot be created; keep serving.
+		s.log.Warn("partition outside the routing namespace; using shard 0", zap.Error(err))
+		i = 0
+	}
+	return s.shards[i]
+}
+
+// PartitionShard reports which shard owns a partition (for tests and
+// operators).
+func (s *Server) PartitionShard(stream, topic, partition uint32) int {
+	return s.shardFor(partKey{stream, topic, partition}).ID()
+}
+
+// Shards is the number of shards.
+func (s *Server) Shards() int { return len(s.shards) }
 
 // nowMicros is the wall clock in microseconds since the Unix epoch.
 func (s *Server) nowMicros() uint64 { return uint64(s.now().UnixMicro()) }

@@ -260,8 +260,10 @@ func TestKill9DuringPersistedSendsLosesNothingAcknowledged(t *testing.T) {
 func TestBootBannerAndCurrentConfig(t *testing.T) {
 	dir := t.TempDir()
 	p := startProcess(t, dir)
-	if !strings.Contains(p.stderr.String(), "root user created") {
-		t.Fatalf("banner lacks the login hint:\n%s", p.stderr)
+	for _, want := range []string{"root user created", "io engine", "shards"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Fatalf("boot output lacks %q:\n%s", want, p.stderr)
+		}
 	}
 	if _, _, err := net.SplitHostPort(p.addr); err != nil {
 		t.Fatalf("address %q: %v", p.addr, err)
