@@ -213,6 +213,9 @@ func TestTinySuiteOnChildServer(t *testing.T) {
 			t.Fatalf("%s: no server RSS", r.Workload.Name)
 		}
 	}
+	if len(rep.Targets) == 0 || !rep.Targets[len(rep.Targets)-1].Found {
+		t.Fatalf("targets not evaluated: %+v", rep.Targets)
+	}
 	if e2e := rep.Results[len(rep.Results)-1]; e2e.EndToEnd == nil || e2e.Workload.RateMBps <= 0 {
 		t.Fatalf("end-to-end ran without its rate: %+v", e2e.Workload)
 	}

@@ -25,6 +25,8 @@ type Report struct {
 	Results   []*Result `json:"results"`
 	// Comparisons pair each workload's Strata and peer results.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Targets are the issue's goals checked against this run.
+	Targets []TargetOutcome `json:"targets,omitempty"`
 }
 
 // Comparison is one workload measured on Strata and on a peer.

@@ -25,6 +25,7 @@ type SuiteSpec struct {
 	Duration         string          `json:"duration"`
 	Warmup           string          `json:"warmup"`
 	Workloads        []SuiteWorkload `json:"workloads"`
+	Targets          []SuiteTarget   `json:"targets"`
 }
 
 // SuiteWorkload is one entry of the suite.
@@ -152,6 +153,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printLimits(stdout, rep.Limits)
 	}
 	printResults(stdout, rep.Results, rep.Limits)
+	printTargets(stdout, rep.Targets)
 	return writeSuiteReports(stdout, &sf, rep)
 }
 
@@ -202,6 +204,7 @@ func runSuite(ctx context.Context, sf *suiteFlags, progress io.Writer) (rep *Rep
 	}
 	rep = newReport("Strata benchmark suite: "+spec.Name, limits, results)
 	rep.Commit = gitCommit(env.root)
+	rep.Targets = checkTargets(spec.Targets, results, limits)
 	return rep, nil
 }
 
