@@ -61,7 +61,10 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 // bugFlag collects --bug values.
 type bugFlag []string
 
+// String implements flag.Value.
 func (b *bugFlag) String() string { return strings.Join(*b, ",") }
+
+// Set implements flag.Value: it accepts only vsr's planted bug names.
 func (b *bugFlag) Set(v string) error {
 	if _, err := vsr.ParseBug(v); err != nil {
 		return err
