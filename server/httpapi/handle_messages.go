@@ -120,8 +120,10 @@ func decodePolled(payload []byte) (polledMessagesJSON, error) {
 	if err != nil {
 		return polledMessagesJSON{}, err
 	}
+	// The count sizes the slice only as far as the bytes could hold it.
+	capacity := min(int(head.Count), len(records)/wire.MessageHeaderSize)
 	out := polledMessagesJSON{PartitionID: head.PartitionID, CurrentOffset: head.CurrentOffset,
-		Count: head.Count, Messages: make([]messageJSON, 0, head.Count)}
+		Count: head.Count, Messages: make([]messageJSON, 0, capacity)}
 	for len(records) > 0 {
 		h, err := wire.DecodeBatchHeader(records)
 		if err != nil {

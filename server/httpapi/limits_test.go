@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stratabroker/strata/net/wire"
+)
+
+func TestLoginLimiterBucket(t *testing.T) {
+	clock := &testClock{t: time.Unix(1000, 0)}
+	l := newLoginLimiter(2, 10*time.Second, clock.Now)
+	if ok, _ := l.allow("a"); !ok {
+		t.Fatal("fresh address refused")
+	}
+	l.failed("a")
+	l.failed("a")
+	if ok, wait := l.allow("a"); ok || wait != 10 {
+		t.Fatalf("after the burst: allowed %v wait %d", ok, wait)
+	}
+	if ok, _ := l.allow("b"); !ok {
+		t.Fatal("another address is limited too")
+	}
+	clock.Advance(5 * time.Second)
+	if ok, wait := l.allow("a"); ok || wait != 5 {
+		t.Fatalf("half refilled: allowed %v wait %d", ok, wait)
+	}
+	clock.Advance(5 * time.Second)
+	if ok, _ := l.allow("a"); !ok {
+		t.Fatal("refilled address refused")
+	}
+	// Refill never exceeds the burst.
+	clock.Advance(time.Hour)
+	l.failed("a")
+	l.failed("a")
+	if ok, _ := l.allow("a"); ok {
+		t.Fatal("a long pause banked more than the burst")
+	}
+}
+
+func TestStatusMapping(t *testing.T) {
+	cases := map[wire.ErrorCode]int{
+		1009: http.StatusNotFound, 2010: http.StatusNotFound, 3007: http.StatusNotFound, 4000: http.StatusNotFound,
+		100: http.StatusNotFound, 5000: http.StatusNotFound, 5003: http.StatusNotFound, 5006: http.StatusNotFound,
+		3021: http.StatusNotFound, 20: http.StatusNotFound,
+		40: http.StatusUnauthorized, 77: http.StatusUnauthorized, 78: http.StatusUnauthorized, 53: http.StatusUnauthorized,
+		41: http.StatusForbidden, 57: http.StatusServiceUnavailable, 58: http.StatusServiceUnavailable,
+		42: http.StatusBadRequest, 1012: http.StatusBadRequest, 4: http.StatusBadRequest, 5: http.StatusBadRequest,
+	}
+	for code, want := range cases {
+		if got := statusFor(code); got != want {
+			t.Errorf("code %d → %d, want %d", code, got, want)
+		}
+	}
+	for name, want := range map[string]string{"StreamIdNotFound": "stream_id_not_found", "Error": "error", "InvalidFormat": "invalid_format"} {
+		if got := snakeName(name); got != want {
+			t.Errorf("snakeName(%s) = %s, want %s", name, got, want)
+		}
+	}
+}
