@@ -212,6 +212,14 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		parentSum = c.h.Checksum
 	}
 	r.op = op
+	// A record of an op beyond the next one means the log once reached
+	// further and a hole (a lost or corrupt slot) cut it short: the
+	// replica cannot vouch for its log and must recover it from peers.
+	for i := range candidates {
+		if c := candidates[i]; c.h != nil && c.h.Op > op+1 && c.h.Op <= r.checkpointOp+r.cfg.JournalSlots {
+			r.journalDamaged = true
+		}
+	}
 }
 
 // resume chooses the status a restarted replica starts in.
@@ -235,7 +243,7 @@ func (r *Replica) resume() {
 		r.logView = r.view
 		r.enterNormal()
 		r.afterLogChange()
-	case !r.persisted():
+	case !r.persisted() || r.journalDamaged:
 		r.startRecovery()
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal

@@ -99,7 +99,10 @@ type Replica struct {
 	journalSeq uint64
 	// installWrites counts journal header changes not yet written.
 	installWrites int
-	syncs         syncState
+	// journalDamaged is set at open when the journal shows a hole below
+	// records of later ops; the replica then runs the recovery protocol.
+	journalDamaged bool
+	syncs          syncState
 
 	timers timers
 
