@@ -21,6 +21,8 @@ type consumerBinding struct {
 	group         string
 	consumer      client.Consumer
 	isGroup       bool
+	// assigned is the last group assignment seen (logged on change).
+	assigned []uint32
 }
 
 // bindConsumer creates (if needed) and joins the consumer group.
@@ -55,6 +57,10 @@ func (b *consumerBinding) partitions(ctx context.Context, cl *client.Client, log
 	if b.isGroup {
 		a, err := cl.SyncConsumerGroup(ctx, b.stream, b.topic, client.Named(b.group))
 		if err == nil {
+			if !equalPartitions(a.Partitions, b.assigned) {
+				log.Info("consumer group assignment", zap.String("group", b.group), zap.Uint64("generation", a.Generation), zap.Any("partitions", a.Partitions))
+				b.assigned = append(b.assigned[:0], a.Partitions...)
+			}
 			return a.Partitions, nil
 		}
 		if !errors.Is(err, wire.ErrFeatureUnavailable) {
@@ -86,6 +92,18 @@ func (b *consumerBinding) leave(ctx context.Context, cl *client.Client, log *zap
 		return
 	}
 	if err := cl.LeaveConsumerGroup(ctx, b.stream, b.topic, client.Named(b.group)); err != nil {
-		log.Debug("leaving consumer group", zap.String("group", b.group), zap.Error(err))
+		log.Warn("leaving consumer group failed", zap.String("group", b.group), zap.Error(err))
 	}
+}
+
+func equalPartitions(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -131,6 +131,10 @@ func startRuntime(t *testing.T, addr, configDir, stateDir string) *runtimeEnv {
 	}
 	env := &runtimeEnv{rt: rt, logs: logs, base: "http://" + rt.HTTPAddr().String()}
 	t.Cleanup(func() {
+		if t.Failed() && env.rt != nil {
+			b, _ := json.MarshalIndent(env.rt.Stats(), "", " ")
+			t.Logf("stats at failure: %s", b)
+		}
 		env.shutdown(t)
 		if t.Failed() {
 			t.Logf("runtime log:\n%s", logs.String())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/connectors/plugin"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // Sink path limits.
@@ -108,7 +109,9 @@ func (c *connector) startSink(ctx context.Context, cfg *ConnectorConfig, snk plu
 func (t *sinkTask) run(ctx context.Context) {
 	backoff := consumeBackoffBase
 	for ctx.Err() == nil {
-		parts, err := t.binding.partitions(ctx, t.client, t.log)
+		reqCtx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		parts, err := t.binding.partitions(reqCtx, t.client, t.log)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -165,7 +168,13 @@ func pause(ctx context.Context, d time.Duration) bool {
 // committed, so the next round delivers it again).
 func (t *sinkTask) pollPartition(ctx context.Context, partition uint32) (int, bool) {
 	atMostOnce := t.stream.Delivery == DeliveryAtMostOnce
-	polled, err := t.client.PollMessages(ctx, client.PollRequest{Consumer: t.binding.consumer,
+	// Requests are never cancelled by a stop: an abandoned request drops
+	// the connection, and with it the client id the group membership and
+	// the served-offset bookkeeping belong to. A stop is seen between
+	// requests instead.
+	reqCtx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	polled, err := t.client.PollMessages(reqCtx, client.PollRequest{Consumer: t.binding.consumer,
 		Stream: client.ParseIdentifier(t.stream.Stream), Topic: client.ParseIdentifier(t.topic),
 		Partition: partition, Strategy: client.PollNext(), Count: uint32(t.stream.BatchLength), AutoCommit: atMostOnce})
 	if err != nil {
@@ -176,7 +185,9 @@ func (t *sinkTask) pollPartition(ctx context.Context, partition uint32) (int, bo
 		return 0, false
 	}
 	n := len(polled.Messages)
-	if n == 0 {
+	if n == 0 || polled.PartitionID == wire.PartitionIDResync {
+		// Nothing new, or the partition is no longer ours (the group
+		// rebalanced): the next round syncs the assignment again.
 		return 0, true
 	}
 	t.c.counters.Consumed.add(n)

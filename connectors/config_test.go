@@ -1,0 +1,164 @@
+package connectors
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const minimalSink = `plugin = "stdout"
+[[streams]]
+stream = "s"
+topics = ["t"]
+`
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRuntimeConfigEnvOverrides(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "connect.toml")
+	write(t, filepath.Dir(path), "connect.toml", "[strata]\naddress = \"10.0.0.1:8090\"\n[logging]\nformat = \"json\"\n")
+	cfg, err := LoadRuntimeConfig(path, []string{"STRATA_CONNECTORS_STRATA_ADDRESS=127.0.0.1:9", "STRATA_CONNECTORS_HTTP_ENABLED=false",
+		"STRATA_CONNECTORS_SHUTDOWN_TIMEOUT=3s", "OTHER=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Strata.Address != "127.0.0.1:9" || cfg.HTTP.Enabled || cfg.Shutdown.Timeout.Duration != 3*time.Second || cfg.Logging.Format != "json" {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+func TestRuntimeConfigErrorsAreClear(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		file string
+		env  []string
+		want string
+	}{
+		"bad toml":     {file: "[strata\n", want: "connect.toml"},
+		"unknown key":  {file: "[strata]\nadress = \"x\"\n", want: "unknown key strata.adress"},
+		"bad format":   {env: []string{"STRATA_CONNECTORS_LOGGING_FORMAT=xml"}, want: "logging.format"},
+		"bad bool env": {env: []string{"STRATA_CONNECTORS_HTTP_ENABLED=maybe"}, want: "STRATA_CONNECTORS_HTTP_ENABLED"},
+		"bad provider": {env: []string{"STRATA_CONNECTORS_CONNECTORS_CONFIG_TYPE=ftp"}, want: "config_type"},
+	}
+	for name, c := range cases {
+		path := ""
+		if c.file != "" {
+			path = filepath.Join(dir, "connect.toml")
+			write(t, dir, "connect.toml", c.file)
+		}
+		_, err := LoadRuntimeConfig(path, c.env)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v (want mention of %q)", name, err, c.want)
+		}
+	}
+}
+
+func TestLocalProviderVersions(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "out_sink.toml", minimalSink)
+	write(t, dir, "out_sink_v2.toml", "verbose = true\n"+minimalSink)
+	write(t, dir, "out_sink_v10.toml", "name = \"ten\"\n"+minimalSink)
+	write(t, dir, "pinned_sink_v1.toml", "name = \"one\"\n"+minimalSink)
+	write(t, dir, "pinned_sink_v3.toml", "name = \"three\"\n"+minimalSink)
+	write(t, dir, ".active_versions.toml", "[sinks]\npinned = 1\n")
+	write(t, dir, ".hidden_sink.toml", "garbage [")
+	write(t, dir, "readme.md", "x")
+	write(t, dir, "broken_sink.toml", "plugin = \"stdout\"\n")
+	write(t, dir, "nameless.toml", minimalSink)
+	entries, err := (&LocalProvider{Dir: dir}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ConfigEntry{}
+	for _, e := range entries {
+		got[e.Key] = e
+	}
+	if len(got) != 3 {
+		t.Fatalf("entries %v", entries)
+	}
+	if e := got["out"]; e.Err != nil || e.Version != 10 || e.Config.Name != "ten" || e.Config.Streams[0].ConsumerGroup != "strata-connect-sink-out" || e.Config.Streams[0].BatchLength != 1000 {
+		t.Fatalf("out: %+v %+v", e, e.Config)
+	}
+	if e := got["pinned"]; e.Err != nil || e.Version != 1 || e.Config.Name != "one" {
+		t.Fatalf("pinned: %+v", e)
+	}
+	if e := got["broken"]; !errors.Is(e.Err, ErrConfig) || !strings.Contains(e.Err.Error(), "broken_sink.toml") {
+		t.Fatalf("broken: %+v", e)
+	}
+	if _, err := (&LocalProvider{Dir: filepath.Join(dir, "none")}).Load(context.Background()); !errors.Is(err, ErrProvider) {
+		t.Fatalf("missing dir: %v", err)
+	}
+}
+
+func TestConnectorConfigValidation(t *testing.T) {
+	for text, want := range map[string]string{
+		"[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\n":                                   "exactly one of plugin",
+		"plugin=\"x\"\npath=\"/bin/x\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\n":    "exactly one of plugin",
+		"plugin=\"x\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\nschema=\"xml\"\n":     "schema",
+		"plugin=\"x\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\ndelivery=\"twice\"\n": "delivery",
+		"plugin=\"x\"\n[[streams]]\nstream=\"s\"\n":                                     "topics is empty",
+		"plugin=\"x\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\nbogus=1\n":            "unknown key",
+	} {
+		if _, err := ParseConnectorConfig(text, "k", KindSink); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v (want %q)", text, err, want)
+		}
+	}
+	c, err := ParseConnectorConfig("plugin=\"x\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\ndelivery=\"at_most_once\"\n[plugin_config]\nurl=\"u\"\n[plugin_config.nested]\na=1\n", "k", KindSink)
+	if err != nil || c.Streams[0].Delivery != DeliveryAtMostOnce {
+		t.Fatalf("valid: %v", err)
+	}
+	if b, err := c.pluginConfigJSON(); err != nil || string(b) != `{"nested":{"a":1},"url":"u"}` {
+		t.Fatalf("plugin config json %s %v", b, err)
+	}
+}
+
+func TestHTTPProviderRetries(t *testing.T) {
+	var calls atomic.Int32
+	ok := `[{"key":"out","type":"sink","version":4,"config":` + quote(minimalSink) + `},{"key":"bad","type":"sink","version":1,"config":"x"}]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n := calls.Add(1); {
+		case r.URL.Path == "/gone":
+			w.WriteHeader(http.StatusNotFound)
+		case n <= 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			_, _ = w.Write([]byte(ok))
+		}
+	}))
+	defer srv.Close()
+	p := &HTTPProvider{URL: srv.URL + "/configs", Client: srv.Client()}
+	entries, err := p.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 3 || len(entries) != 2 || entries[0].Err != nil || entries[0].Version != 4 || entries[1].Err == nil {
+		t.Fatalf("calls %d entries %+v", calls.Load(), entries)
+	}
+	calls.Store(100)
+	p.URL = srv.URL + "/gone"
+	if _, err := p.Load(context.Background()); !errors.Is(err, ErrProvider) || calls.Load() != 101 {
+		t.Fatalf("4xx: %v after %d calls (want exactly one)", err, calls.Load()-100)
+	}
+	srv.Close()
+	start := calls.Load()
+	if _, err := p.Load(context.Background()); !errors.Is(err, ErrProvider) || calls.Load() != start {
+		t.Fatalf("connection refused: %v", err)
+	}
+}
+
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
