@@ -83,9 +83,13 @@ func (s *Server) dispatchRead(c *connection, h *wire.RequestHeader, body []byte,
 		return s.handleGetTopic(c, body)
 	case wire.CodeGetTopics:
 		return s.handleGetTopics(c, body)
-	case wire.CodeGetConsumerGroup, wire.CodeGetConsumerGroups, wire.CodeSyncConsumerGroup:
-		// Consumer groups arrive with a later issue.
-		return deny(wire.ErrFeatureUnavailable)
+	// Consumer groups (handle_groups.go).
+	case wire.CodeGetConsumerGroup:
+		return s.handleGetConsumerGroup(c, body)
+	case wire.CodeGetConsumerGroups:
+		return s.handleGetConsumerGroups(c, body)
+	case wire.CodeSyncConsumerGroup:
+		return s.handleSyncConsumerGroup(c, body)
 	}
 	if h.Code.Known() {
 		// A replicated command sent as NonReplicated.

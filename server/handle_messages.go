@@ -123,8 +123,8 @@ func emptyPoll(dst []byte, partitionID uint32) []byte {
 	return (&wire.PolledMessagesHeader{PartitionID: partitionID}).AppendTo(dst)
 }
 
-// handlePollMessages runs PollMessages (§6.6) for plain consumers. Group
-// polls answer the re-sync fence until consumer groups arrive.
+// handlePollMessages runs PollMessages (§6.6); group polls go to
+// handleGroupPoll (groups_poll.go).
 func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, _, _ := c.binding()
 	var req wire.PollMessagesRequest
@@ -132,7 +132,7 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 		return response{body: emptyPoll(c.scratch[:0], 0)}
 	}
 	if req.Consumer.Kind == wire.ConsumerKindGroup {
-		return response{body: emptyPoll(c.scratch[:0], wire.PartitionIDResync)}
+		return s.handleGroupPoll(c, &req)
 	}
 	target := wire.OffsetTarget{Consumer: req.Consumer, StreamID: req.StreamID, TopicID: req.TopicID, Partition: req.Partition}
 	p, code := s.resolvePartition(userID, target)
@@ -151,8 +151,11 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	_, userID, _, _ := c.binding()
 	var req wire.GetConsumerOffsetRequest
-	if err := req.Decode(body); err != nil || req.Consumer.Kind == wire.ConsumerKindGroup {
+	if err := req.Decode(body); err != nil {
 		return response{}
+	}
+	if req.Consumer.Kind == wire.ConsumerKindGroup {
+		return s.handleGroupGetOffset(c, &req)
 	}
 	p, code := s.resolvePartition(userID, req.OffsetTarget)
 	switch code {
@@ -198,7 +201,10 @@ func (s *Server) handleDeleteConsumerOffset(c *connection, h *wire.RequestHeader
 // denials (§5.7), success is the empty result section.
 func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t wire.OffsetTarget, operation uint8, encode func(partition.ConsumerKey, partition.Envelope) []byte) response {
 	_, userID, client, _ := c.binding()
-	if !t.Partition.Present || t.Consumer.Kind == wire.ConsumerKindGroup {
+	if t.Consumer.Kind == wire.ConsumerKindGroup {
+		return s.groupOffsetWrite(c, h, t, operation, encode)
+	}
+	if !t.Partition.Present {
 		return deny(wire.ErrResourceNotFound)
 	}
 	p, code := s.resolvePartition(userID, t)

@@ -29,8 +29,8 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 	_, userID, client, _ := c.binding()
 	switch h.Operation {
 	case wire.OpCreateConsumerGroup, wire.OpDeleteConsumerGroup, wire.OpJoinConsumerGroup, wire.OpLeaveConsumerGroup:
-		// Consumer groups arrive with a later issue.
-		return deny(wire.ErrFeatureUnavailable)
+		// Consumer groups (handle_groups.go).
+		return s.handleGroupWrite(c, h, body)
 	}
 	p := s.prepareMetadata(h.Operation, body, userID)
 	if p.status != wire.ErrorCodeOK {

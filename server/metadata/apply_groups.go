@@ -14,11 +14,11 @@ const (
 
 // Consumer-group result codes (§8).
 const (
-	CodeConsumerGroupIDNotFound          Code = 5000
-	CodeInvalidConsumerGroupID           Code = 5002
-	CodeConsumerGroupNameAlreadyExists   Code = 5004
-	CodeConsumerGroupMemberNotFound      Code = 5006
-	CodeCannotCreateConsumerGroupInfo    Code = 5007
+	CodeConsumerGroupIDNotFound        Code = 5000
+	CodeInvalidConsumerGroupID         Code = 5002
+	CodeConsumerGroupNameAlreadyExists Code = 5004
+	CodeConsumerGroupMemberNotFound    Code = 5006
+	CodeCannotCreateConsumerGroupInfo  Code = 5007
 )
 
 // resolveGroupTopic finds the topic of a group operation and checks the

@@ -11,13 +11,13 @@ import (
 // before it. Every list is in ascending id order, so equal states encode to
 // equal bytes.
 const (
-	checkpointMagic   uint32 = 0x444d5453 // "STMD"
+	checkpointMagic uint32 = 0x444d5453 // "STMD"
 	// checkpointVersion 2 adds consumer groups; version 1 (no groups) is
 	// still read.
 	checkpointVersion   uint16 = 2
 	checkpointVersionV1 uint16 = 1
-	checkpointHeader         = 4 + 2
-	checkpointTrailer        = 8
+	checkpointHeader           = 4 + 2
+	checkpointTrailer          = 8
 	// checkpointBytesMax bounds a checkpoint Restore accepts.
 	checkpointBytesMax = 1 << 30
 )

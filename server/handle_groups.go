@@ -1,0 +1,209 @@
+package server
+
+import (
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
+)
+
+// metaClient maps a protocol client id to the metadata machine's.
+func metaClient(c wire.Uint128) metadata.ClientID { return metadata.ClientID{Lo: c.Lo, Hi: c.Hi} }
+
+// groupReadDenial maps a stream/topic resolution failure of a group read
+// to its Deny status (§5.8: 1009 / 2010).
+func groupReadDenial(code metadata.Code) wire.ErrorCode { return wire.ErrorCode(code) }
+
+// handleGetConsumerGroup runs GetConsumerGroup (600): ConsumerGroupDetails,
+// or an empty body for an unknown group.
+func (s *Server) handleGetConsumerGroup(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	var req wire.GetConsumerGroupRequest
+	if err := req.Decode(body); err != nil {
+		return deny(decodeDenial(err))
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
+	if code != metadata.CodeOK {
+		return deny(groupReadDenial(code))
+	}
+	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	g := t.Group(metaID(req.GroupID))
+	if g == nil {
+		return response{}
+	}
+	return response{body: metadata.AppendConsumerGroupDetails(c.scratch[:0], t, g)}
+}
+
+// handleGetConsumerGroups runs GetConsumerGroups (601): every group of the
+// topic in ascending id order, no count.
+func (s *Server) handleGetConsumerGroups(c *connection, body []byte) response {
+	_, userID, _, _ := c.binding()
+	var req wire.GetConsumerGroupsRequest
+	if err := req.Decode(body); err != nil {
+		return deny(decodeDenial(err))
+	}
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
+	if code != metadata.CodeOK {
+		return deny(groupReadDenial(code))
+	}
+	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+		return deny(wire.ErrUnauthorized)
+	}
+	return response{body: metadata.AppendConsumerGroups(c.scratch[:0], t)}
+}
+
+// handleSyncConsumerGroup runs SyncConsumerGroup (606): the caller's
+// generation and pollable partitions, or an empty body when it is not a
+// member. Hand-offs of the group that ran past the rebalancing timeout
+// are completed first, so a waiting member sees its partition.
+func (s *Server) handleSyncConsumerGroup(c *connection, body []byte) response {
+	_, _, client, _ := c.binding()
+	var req wire.SyncConsumerGroupRequest
+	if err := req.Decode(body); err != nil {
+		return deny(decodeDenial(err))
+	}
+	target := groupTarget{stream: metaID(req.StreamID), topic: metaID(req.TopicID), group: metaID(req.GroupID)}
+	s.completeDueHandOffs(&target)
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	_, t, code := s.meta.machine.ResolveTopic(target.stream, target.topic)
+	if code != metadata.CodeOK {
+		return response{}
+	}
+	g := t.Group(target.group)
+	if g == nil {
+		return response{}
+	}
+	generation, partitions, ok := g.Sync(metaClient(client))
+	if !ok {
+		return response{}
+	}
+	reply := wire.SyncConsumerGroupReply{Generation: generation, Partitions: partitions}
+	return response{body: reply.AppendTo(c.scratch[:0])}
+}
+
+// groupTarget names a group by the request's identifiers.
+type groupTarget struct {
+	stream, topic, group metadata.Identifier
+}
+
+// prepareGroupWrite decodes a consumer-group write (602-605) into its
+// operation. Join carries the partitions with polled but uncommitted
+// data, which the cooperative rebalance hands off instead of moving.
+func (s *Server) prepareGroupWrite(operation wire.Operation, body []byte) (metadata.Op, wire.ErrorCode) {
+	switch operation {
+	case wire.OpCreateConsumerGroup:
+		var req wire.CreateConsumerGroupRequest
+		if err := req.Decode(body); err != nil {
+			return nil, decodeDenial(err)
+		}
+		return &metadata.CreateConsumerGroup{Stream: metaID(req.StreamID), Topic: metaID(req.TopicID), Name: req.Name}, wire.ErrorCodeOK
+	case wire.OpDeleteConsumerGroup:
+		var req wire.DeleteConsumerGroupRequest
+		if err := req.Decode(body); err != nil {
+			return nil, decodeDenial(err)
+		}
+		return &metadata.DeleteConsumerGroup{Stream: metaID(req.StreamID), Topic: metaID(req.TopicID), Group: metaID(req.GroupID)}, wire.ErrorCodeOK
+	case wire.OpJoinConsumerGroup:
+		var req wire.JoinConsumerGroupRequest
+		if err := req.Decode(body); err != nil {
+			return nil, decodeDenial(err)
+		}
+		target := groupTarget{stream: metaID(req.StreamID), topic: metaID(req.TopicID), group: metaID(req.GroupID)}
+		return &metadata.JoinConsumerGroup{Stream: target.stream, Topic: target.topic, Group: target.group,
+			InFlight: s.inFlightPartitions(target)}, wire.ErrorCodeOK
+	case wire.OpLeaveConsumerGroup:
+		var req wire.LeaveConsumerGroupRequest
+		if err := req.Decode(body); err != nil {
+			return nil, decodeDenial(err)
+		}
+		return &metadata.LeaveConsumerGroup{Stream: metaID(req.StreamID), Topic: metaID(req.TopicID), Group: metaID(req.GroupID)}, wire.ErrorCodeOK
+	}
+	return nil, wire.ErrInvalidCommand
+}
+
+// handleGroupWrite runs a consumer-group write (602-605) like every other
+// metadata write: decode, then deduplicate and sequence under the
+// metadata lock. The member of a join or leave is the caller's bound
+// client id (the envelope's). A committed delete drops the group's
+// offsets in every partition of the topic.
+func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []byte) response {
+	_, userID, client, _ := c.binding()
+	o, status := s.prepareGroupWrite(h.Operation, body)
+	if status != wire.ErrorCodeOK {
+		return deny(status)
+	}
+	env := metadata.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
+	encoded := metadata.EncodeOp(env, o)
+	replyOperation := wire.ResultReplyOperation(h.Operation)
+
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	entry, ok := s.meta.sessions.lookup(client)
+	if !ok {
+		return response{evict: wire.EvictNoSession}
+	}
+	if cached, ok := entry.cached(h.Request); ok {
+		if !cached.checksum.IsZero() && !h.RequestChecksum.IsZero() && cached.checksum != h.RequestChecksum {
+			return response{drop: true}
+		}
+		return response{body: cached.body, operation: cached.operation, op: cached.op, commit: cached.op}
+	}
+	if h.Request <= entry.watermark {
+		return response{body: resultCode(wire.ErrRequestAlreadyApplied), operation: replyOperation}
+	}
+	var dropped *groupOffsetsRef
+	if del, isDelete := o.(*metadata.DeleteConsumerGroup); isDelete {
+		dropped = s.resolveGroupOffsetsLocked(del.Stream, del.Topic, del.Group)
+	}
+	op, reply, err := s.meta.submitLocked(uint8(h.Operation), encoded)
+	if err != nil {
+		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
+	}
+	if code, ok := metadata.ReplyCode(reply); ok && code == metadata.CodeOK && dropped != nil {
+		s.dropGroupOffsets(dropped.streamID, dropped.topicID, dropped.groupID, dropped.partitionIDs)
+	}
+	entry.commit(cachedReply{request: h.Request, checksum: h.RequestChecksum, operation: replyOperation, body: reply, op: op})
+	return response{body: reply, operation: replyOperation, op: op, commit: op}
+}
+
+// groupOffsetsRef is what a group delete must clean up.
+type groupOffsetsRef struct {
+	streamID, topicID, groupID uint32
+	partitionIDs               []uint32
+}
+
+// resolveGroupOffsetsLocked resolves a group about to be deleted. The
+// caller holds the metadata lock, so the state cannot change before the
+// delete applies.
+func (s *Server) resolveGroupOffsetsLocked(stream, topic, group metadata.Identifier) *groupOffsetsRef {
+	_, t, code := s.meta.machine.ResolveTopic(stream, topic)
+	if code != metadata.CodeOK {
+		return nil
+	}
+	g := t.Group(group)
+	if g == nil {
+		return nil
+	}
+	ref := &groupOffsetsRef{streamID: t.StreamID, topicID: t.ID, groupID: g.ID}
+	for _, p := range t.Partitions {
+		ref.partitionIDs = append(ref.partitionIDs, p.ID)
+	}
+	return ref
+}
+
+// submitInternalLocked sequences an internal metadata operation (member
+// removal, hand-off completion) issued by the server itself. The caller
+// holds the metadata lock for writing.
+func (s *Server) submitInternalLocked(o metadata.Op) (metadata.Code, error) {
+	_, reply, err := s.meta.submitLocked(o.Operation(), metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, o))
+	if err != nil {
+		return 0, err
+	}
+	code, _ := metadata.ReplyCode(reply)
+	return code, nil
+}
