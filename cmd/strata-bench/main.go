@@ -99,11 +99,20 @@ func workloadFlags(fs *flag.FlagSet, w *Workload) {
 
 // serverFlags are where and as whom to connect.
 type serverFlags struct {
-	address, username, password string
+	transport, address, username, password string
+}
+
+// check rejects transports the Go client does not speak yet.
+func (s *serverFlags) check() error {
+	if s.transport != "tcp" {
+		return fmt.Errorf("%w: transport %q: the Go client speaks tcp only (QUIC, WebSocket and HTTP land later)", ErrNotAvailable, s.transport)
+	}
+	return nil
 }
 
 func (s *serverFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.address, "address", client.DefaultAddress, "server TCP address")
+	fs.StringVar(&s.transport, "transport", "tcp", "transport (tcp)")
+	fs.StringVar(&s.address, "address", client.DefaultAddress, "server address")
 	fs.StringVar(&s.username, "username", "iggy", "user name")
 	fs.StringVar(&s.password, "password", "iggy", "password")
 }
@@ -124,6 +133,9 @@ func cmdWorkload(ctx context.Context, mode string, args []string, stdout, stderr
 		return err
 	}
 	if err := w.Validate(); err != nil {
+		return err
+	}
+	if err := srv.check(); err != nil {
 		return err
 	}
 	var limits *Limits
