@@ -105,6 +105,8 @@ type HeaderRecord struct {
 	Header []byte
 	// Err is nil or wraps ErrFaulty.
 	Err error
+	// Blank reports a slot that was never written (all zero frame).
+	Blank bool
 }
 
 // New returns a journal over the two devices.
@@ -297,7 +299,7 @@ func parseHeader(slot uint64, sector []byte) HeaderRecord {
 		}
 	}
 	if allZero {
-		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty)}
+		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty), Blank: true}
 	}
 	rec, err := unframe(sector)
 	if err == nil && HeaderKind(rec.kind) != HeaderDurable && HeaderKind(rec.kind) != HeaderInstalled && HeaderKind(rec.kind) != HeaderRemoved {

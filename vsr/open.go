@@ -212,9 +212,18 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		parentSum = c.h.Checksum
 	}
 	r.op = op
-	// A record of an op beyond the next one means the log once reached
-	// further and a hole (a lost or corrupt slot) cut it short: the
-	// replica cannot vouch for its log and must recover it from peers.
+	// The chain ends at a hole. A header record is written only once its
+	// prepare was durable (or before the superblock of a view change), so
+	// a corrupt or misdirected header record in the hole's slot, with
+	// records of later ops beyond it, means a durable (possibly acked) op
+	// was lost: the replica cannot vouch for its log and recovers it from
+	// peers. A hole left by an in-flight write at the crash is harmless.
+	hole := r.journal.Slot(op + 1)
+	rec := &records[hole]
+	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole)
+	if !corrupt {
+		return
+	}
 	for i := range candidates {
 		if c := candidates[i]; c.h != nil && c.h.Op > op+1 && c.h.Op <= r.checkpointOp+r.cfg.JournalSlots {
 			r.journalDamaged = true
