@@ -42,7 +42,17 @@ func (r *Replica) Open(done func(err error)) {
 				return
 			}
 			if r.persisted() {
-				r.loadJournal(func() { r.resume(); done(r.lastError) })
+				r.loadJournal(func() {
+					// What a process crash left in the page cache was read back
+					// but may be unsynced: sync before counting it as durable.
+					r.storage.Sync(func(err error) {
+						if err != nil {
+							r.fail(fmt.Errorf("open sync: %w", err))
+						}
+						r.resume()
+						done(r.lastError)
+					})
+				})
 				return
 			}
 			r.resume()
