@@ -14,9 +14,10 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 # Starts the server on the embedded default config (data under ./local_data,
-# TCP on 127.0.0.1:8090) with the development root credentials iggy/iggy.
+# TCP on 127.0.0.1:8090) with the development root credentials iggy/iggy,
+# plus the HTTP API on 127.0.0.1:3000 and WebSocket on 127.0.0.1:8092.
 run: build
-	./$(BIN)/strata-server --with-default-root-credentials
+	STRATA_HTTP_ENABLED=true STRATA_WEBSOCKET_ENABLED=true ./$(BIN)/strata-server --with-default-root-credentials
 
 # The whole suite, with the expensive invariant checks compiled in: once
 # with the default IO engine (io_uring where the kernel allows it), then the

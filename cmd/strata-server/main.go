@@ -6,7 +6,9 @@
 // can be overridden with STRATA_<SECTION>_<KEY>. The root user comes from
 // STRATA_ROOT_USERNAME / STRATA_ROOT_PASSWORD, else from
 // --with-default-root-credentials (iggy/iggy), else a random password is
-// generated and printed once, at the first boot.
+// generated and printed once, at the first boot. The HTTP API signs its
+// tokens with STRATA_HTTP_JWT_SECRET (random per process when unset); the
+// secret is never written to runtime/current_config.toml.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +26,7 @@ import (
 
 	"github.com/stratabroker/strata/server"
 	"github.com/stratabroker/strata/server/config"
+	"github.com/stratabroker/strata/server/httpapi"
 )
 
 // shutdownTimeout bounds a graceful shutdown.
@@ -68,7 +72,9 @@ func run(args []string) int {
 	if root.Username == "" && root.Password == "" && *defaultRoot {
 		root = server.RootCredentials{Username: "iggy", Password: "iggy"}
 	}
-	srv, err := server.New(server.Options{Config: cfg, Logger: logger, Root: root})
+	httpConfig := httpapi.Config{JWTSecret: []byte(os.Getenv("STRATA_HTTP_JWT_SECRET"))}
+	srv, err := server.New(server.Options{Config: cfg, Logger: logger, Root: root,
+		HTTP: func(s *server.Server) (http.Handler, error) { return httpapi.New(s, httpConfig) }})
 	if err != nil {
 		logger.Error("cannot start", zap.Error(err))
 		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
@@ -81,6 +87,9 @@ func run(args []string) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "strata-server %s listening: tcp %s, data in %s\n", server.Version, srv.TCPAddr(), cfg.System.Path)
+	if addr := srv.HTTPAddr(); addr != nil {
+		fmt.Fprintf(os.Stderr, "http api on http://%s (POST /users/login, then Authorization: Bearer ...)\n", addr)
+	}
 	if hint := srv.LoginHint(); hint != "" {
 		fmt.Fprintln(os.Stderr, hint)
 	}

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,8 +47,41 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	exited chan error
+}
+
+// lockedBuffer is the child's stderr, written by the reader goroutine and
+// read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(s)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until the child's stderr matches re and returns the match.
+func (p *process) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.stderr.String()); m != nil {
+			return m
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("child output never matched %s:\n%s", re, p.stderr)
+	return nil
 }
 
 // listeningLine is the boot banner line that names the TCP address.
@@ -64,7 +100,7 @@ func startProcess(t *testing.T, dir string, env ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	p := &process{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	found := make(chan string, 1)
 	go func() {
 		scanner := bufio.NewScanner(pipe)
@@ -294,4 +330,64 @@ func TestBadConfigStopsWithTheKey(t *testing.T) {
 	if !strings.Contains(string(out), "system.io.engine") {
 		t.Fatalf("error does not name the key:\n%s", out)
 	}
+}
+
+// httpLine is the boot line that names the HTTP address.
+var httpLine = regexp.MustCompile(`http api on http://(\S+)`)
+
+// TestHTTPAPIThroughTheBinary follows the README's curl walkthrough with
+// net/http against the built server: login, stream, topic, send, poll,
+// metrics.
+func TestHTTPAPIThroughTheBinary(t *testing.T) {
+	p := startProcess(t, t.TempDir(), "STRATA_HTTP_ENABLED=true", "STRATA_HTTP_ADDRESS=127.0.0.1:0")
+	base := "http://" + p.waitFor(t, httpLine)[1]
+	call := func(method, path, token, body string, want int) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, data)
+		}
+		out := map[string]any{}
+		if len(data) > 0 && data[0] == '{' {
+			if err := json.Unmarshal(data, &out); err != nil {
+				t.Fatalf("%s %s: %v: %s", method, path, err, data)
+			}
+		}
+		out["_raw"] = string(data)
+		return out
+	}
+	login := call("POST", "/users/login", "", `{"username":"iggy","password":"iggy"}`, 200)
+	token, _ := login["access_token"].(map[string]any)["token"].(string)
+	if token == "" {
+		t.Fatalf("no token: %v", login)
+	}
+	call("POST", "/streams", token, `{"name":"orders"}`, 201)
+	call("POST", "/streams/orders/topics", token, `{"name":"events","partitions_count":2,"compression_algorithm":"none","message_expiry":0,"max_topic_size":0,"options":{"durability":"persisted"}}`, 201)
+	call("POST", "/streams/orders/topics/events/messages", token, `{"partitioning":{"kind":"partition_id","value":0},"messages":[{"id":1,"payload":"aGVsbG8="},{"id":2,"payload":"d29ybGQ="}]}`, 201)
+	polled := call("GET", "/streams/orders/topics/events/messages?consumer_id=1&partition_id=0&kind=offset&value=0&count=10", token, "", 200)
+	if !strings.Contains(polled["_raw"].(string), "aGVsbG8=") || fmt.Sprint(polled["count"]) != "2" {
+		t.Fatalf("poll: %v", polled["_raw"])
+	}
+	call("GET", "/streams/nope", token, "", 404)
+	call("GET", "/streams", "", "", 401)
+	metrics := call("GET", "/metrics", "", "", 200)["_raw"].(string)
+	if !strings.Contains(metrics, "strata_messages_appended_total 2") {
+		t.Fatalf("metrics do not show the two messages:\n%s", metrics)
+	}
+	call("DELETE", "/users/logout", token, "", 204)
+	call("GET", "/streams", token, "", 401)
+	p.terminate(t)
 }
