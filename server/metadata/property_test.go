@@ -23,9 +23,13 @@ var (
 
 // drawGroupOp draws one consumer-group operation (kind 0..5).
 func drawGroupOp(t *rapid.T, kind int) Op {
-	stream := drawIdentifier(t, "stream", streamNames)
-	topic := drawIdentifier(t, "topic", topicNames)
-	group := drawIdentifier(t, "group", groupNames)
+	// Mostly the first stream, topic and group, so the operations meet.
+	stream, topic, group := NumericID(0), NumericID(0), NumericID(0)
+	if rapid.IntRange(0, 5).Draw(t, "otherTarget") == 5 {
+		stream = drawIdentifier(t, "stream", streamNames)
+		topic = drawIdentifier(t, "topic", topicNames)
+		group = drawIdentifier(t, "group", groupNames)
+	}
 	switch kind {
 	case 0:
 		return &CreateConsumerGroup{Stream: stream, Topic: topic, Name: rapid.SampledFrom(groupNames).Draw(t, "name")}
@@ -39,9 +43,7 @@ func drawGroupOp(t *rapid.T, kind int) Op {
 	case 4:
 		return &RemoveConsumerGroupMember{Client: ClientID{Lo: rapid.Uint64Range(1, 4).Draw(t, "client")}}
 	default:
-		return &CompleteConsumerGroupHandOff{StreamID: rapid.Uint32Range(0, 2).Draw(t, "streamID"),
-			TopicID: rapid.Uint32Range(0, 2).Draw(t, "topicID"), GroupID: rapid.Uint32Range(0, 2).Draw(t, "groupID"),
-			PartitionID: rapid.Uint32Range(0, 5).Draw(t, "partitionID")}
+		return &CompleteConsumerGroupHandOff{PartitionID: rapid.Uint32Range(0, 5).Draw(t, "partitionID")}
 	}
 }
 
@@ -77,10 +79,12 @@ func drawOp(t *rapid.T) Op {
 	stream := func() Identifier { return drawIdentifier(t, "stream", streamNames) }
 	topic := func() Identifier { return drawIdentifier(t, "topic", topicNames) }
 	user := func() Identifier { return drawIdentifier(t, "user", userNames) }
-	kind := rapid.IntRange(0, 31).Draw(t, "kind")
-	if kind >= 24 {
-		return drawGroupOp(t, (kind-24)%6)
+	if rapid.IntRange(0, 3).Draw(t, "family") == 1 {
+		// Consumer groups: joins weigh most, so groups gain members.
+		kinds := []int{0, 2, 2, 2, 1, 3, 4, 5, 2, 0}
+		return drawGroupOp(t, rapid.SampledFrom(kinds).Draw(t, "groupKind"))
 	}
+	kind := rapid.IntRange(0, 23).Draw(t, "kind")
 	switch {
 	case kind >= 21:
 		kind = 4 // creating topics and streams often keeps the rest busy
