@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -147,4 +148,54 @@ func TestPersonalAccessTokens(t *testing.T) {
 	h.expect(http.StatusNoContent, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
 	h.expectError(http.StatusNotFound, 20, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
 	h.expectError(http.StatusUnauthorized, 53, "POST", "/personal-access-tokens/login", "", map[string]string{"token": created.Token})
+}
+
+func TestSessionsAreBounded(t *testing.T) {
+	h := start(t, Config{SessionsMax: 2, LoginFailuresBurst: 1})
+	first := h.root()
+	h.root()
+	r := h.expect(http.StatusServiceUnavailable, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "iggy"})
+	if e := r.apiErr(t); e.ID != 58 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("full table: %+v, Retry-After %q", e, r.header.Get("Retry-After"))
+	}
+	// A logout frees a slot; the refused login did not count as a failed
+	// one (a burst of 1 would have been spent).
+	h.expect(http.StatusNoContent, "DELETE", "/users/logout", first, nil)
+	h.root()
+}
+
+func TestConcurrentRequestsShareOneSession(t *testing.T) {
+	h := start(t, Config{})
+	tok := h.root()
+	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "c"})
+	h.expect(http.StatusCreated, "POST", "/streams/c/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
+	const workers, perWorker = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan string, workers*perWorker)
+	for range workers {
+		wg.Go(func() {
+			for range perWorker {
+				r := h.do("POST", "/streams/c/topics/t/messages", tok, map[string]any{
+					"partitioning": map[string]any{"kind": "balanced"}, "messages": []map[string]any{{"payload": "eA=="}}})
+				if r.status != http.StatusCreated {
+					errs <- string(r.body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("concurrent send failed: %s", e)
+	}
+	var polled polledMessagesJSON
+	h.expect(http.StatusOK, "GET", "/streams/c/topics/t/messages?count=1000", tok, nil).decode(t, &polled)
+	if len(polled.Messages) != workers*perWorker {
+		t.Fatalf("polled %d messages, want %d", len(polled.Messages), workers*perWorker)
+	}
+	for i, m := range polled.Messages {
+		if m.Header.Offset != uint64(i) {
+			t.Fatalf("message %d has offset %d", i, m.Header.Offset)
+		}
+	}
 }
