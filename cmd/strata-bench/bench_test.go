@@ -71,6 +71,8 @@ func TestTinyWorkloads(t *testing.T) {
 	t.Run("consumer only", func(t *testing.T) {
 		w := tiny(ModePinnedConsumer)
 		w.Streams, w.Partitions, w.Consumers = 2, 2, 4
+		// A warm-up must not swallow the finite pre-filled volume.
+		w.Warmup = time.Hour
 		res, err := Run(ctx, target, w, false)
 		if err != nil {
 			t.Fatal(err)

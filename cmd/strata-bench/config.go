@@ -50,8 +50,11 @@ type Workload struct {
 	MessagesPerBatch int    `json:"messages_per_batch"`
 	// Batches is the batch count per producer (and what a consumer-only
 	// run pre-fills per partition); 0 means run for Duration.
-	Batches    int           `json:"batches"`
-	Duration   time.Duration `json:"duration_ns"`
+	Batches  int           `json:"batches"`
+	Duration time.Duration `json:"duration_ns"`
+	// Warmup is unmeasured time at the start; in pinned-consumer runs it
+	// lengthens the pre-fill instead (every poll of the finite pre-filled
+	// volume is measured).
 	Warmup     time.Duration `json:"warmup_ns"`
 	Producers  int           `json:"producers"`
 	Consumers  int           `json:"consumers"`

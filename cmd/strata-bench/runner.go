@@ -69,13 +69,16 @@ func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, er
 	res := &Result{Workload: w, Target: target.Name(), Started: time.Now()}
 
 	if w.Mode == ModePinnedConsumer {
-		// Pre-fill every slot, unmeasured, then measure the consumers.
-		r.schedule(time.Now(), 0)
+		// Pre-fill every slot, unmeasured (for the duration plus the
+		// warm-up), then measure the consumers.
+		r.schedule(time.Now().Add(w.Warmup), 0)
 		if _, err := r.actors(ctx, w.slots(), r.producer, false); err != nil {
 			return nil, fmt.Errorf("pre-fill: %w", err)
 		}
 		r.producersDone.Store(true)
-		r.schedule(time.Now(), w.Warmup)
+		// The pre-filled volume is finite and a consumer may read it all
+		// within a warm-up, so consumer-only runs measure every poll.
+		r.schedule(time.Now(), 0)
 		stop := r.sample(res, live)
 		cons, err := r.actors(ctx, w.Consumers, r.consumer, true)
 		stop()
