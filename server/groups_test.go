@@ -420,3 +420,50 @@ func TestHeartbeatVerifierKeepsActiveMembers(t *testing.T) {
 		t.Fatalf("stale member's next call: %v, want eviction 13", err)
 	}
 }
+
+// TestConsumerGroupPermissions: group commands follow the GetTopic rule
+// and group polls and offset writes the poll rule (41), checked after the
+// ownership fence.
+func TestConsumerGroupPermissions(t *testing.T) {
+	f := newGroupFixture(t, 1)
+	login := func(name string, perms *client.Permissions) *client.Client {
+		t.Helper()
+		if _, err := f.admin.CreateUser(ctx(t), name, "secret1", client.UserActive, perms); err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.Dial(ctx(t), f.ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if _, err := c.LoginUser(ctx(t), name, "secret1"); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sender := login("sender", &client.Permissions{Global: client.GlobalPermissions{SendMessages: true}})
+	if _, err := sender.CreateConsumerGroup(ctx(t), f.s, f.t, "x"); client.CodeOf(err) != wire.ErrUnauthorized {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := sender.GetConsumerGroups(ctx(t), f.s, f.t); client.CodeOf(err) != wire.ErrUnauthorized {
+		t.Fatalf("list: %v", err)
+	}
+	if err := sender.JoinConsumerGroup(ctx(t), f.s, f.t, f.g); client.CodeOf(err) != wire.ErrUnauthorized {
+		t.Fatalf("join: %v", err)
+	}
+	reader := login("reader", &client.Permissions{Global: client.GlobalPermissions{ReadTopics: true}})
+	if err := reader.JoinConsumerGroup(ctx(t), f.s, f.t, f.g); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.admin.UpdatePermissions(ctx(t), client.Named("reader"), &client.Permissions{Global: client.GlobalPermissions{SendMessages: true}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := reader.PollMessages(ctx(t), client.PollRequest{Consumer: client.GroupConsumer(f.g), Stream: f.s, Topic: f.t,
+		Partition: 0, Strategy: client.PollNext(), Count: 1})
+	if client.CodeOf(err) != wire.ErrUnauthorized {
+		t.Fatalf("poll without permission: %v", err)
+	}
+	if err := reader.StoreConsumerOffset(ctx(t), client.GroupConsumer(f.g), f.s, f.t, 0, 0); client.CodeOf(err) != wire.ErrUnauthorized {
+		t.Fatalf("store without permission: %v", err)
+	}
+}
