@@ -3,6 +3,7 @@ package connectors
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -164,4 +165,31 @@ func (c *ConnectorConfig) pluginConfigJSON() (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: connector %s: plugin_config: %w", ErrConfig, c.Key, err)
 	}
 	return b, nil
+}
+
+// secretKeyWords mark plugin_config keys whose values the API hides.
+var secretKeyWords = []string{"password", "secret", "token", "connection_string", "dsn", "key"}
+
+// redactedValue replaces a hidden value.
+const redactedValue = "***"
+
+// redacted returns a copy of c for the API with secret-looking
+// plugin_config values (top level) replaced.
+func (c *ConnectorConfig) redacted() *ConnectorConfig {
+	out := *c
+	if c.PluginConfig == nil {
+		return &out
+	}
+	out.PluginConfig = make(map[string]any, len(c.PluginConfig))
+	for k, v := range c.PluginConfig {
+		lower := strings.ToLower(k)
+		for _, w := range secretKeyWords {
+			if strings.Contains(lower, w) {
+				v = redactedValue
+				break
+			}
+		}
+		out.PluginConfig[k] = v
+	}
+	return &out
 }

@@ -162,3 +162,17 @@ func quote(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
 }
+
+func TestRedactedConfig(t *testing.T) {
+	c, err := ParseConnectorConfig("plugin=\"postgres\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\n[plugin_config]\nconnection_string=\"postgres://u:pw@h/db\"\ntable=\"t\"\napi_token=\"x\"\n", "pg", KindSink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.redacted()
+	if r.PluginConfig["connection_string"] != redactedValue || r.PluginConfig["api_token"] != redactedValue || r.PluginConfig["table"] != "t" {
+		t.Fatalf("redacted %v", r.PluginConfig)
+	}
+	if c.PluginConfig["connection_string"] != "postgres://u:pw@h/db" {
+		t.Fatal("redaction changed the running config")
+	}
+}

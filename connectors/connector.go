@@ -236,7 +236,7 @@ func (c *connector) info(withConfig bool) ConnectorInfo {
 	if c.cfg != nil {
 		in.Name, in.Plugin, in.Path = c.cfg.Name, c.cfg.Plugin, c.cfg.Path
 		if withConfig {
-			in.Config = c.cfg
+			in.Config = c.cfg.redacted()
 		}
 	}
 	return in
