@@ -9,6 +9,7 @@ import (
 )
 
 func TestRefreshAndLogoutRevokeTokens(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{AccessTokenExpiry: time.Minute})
 	id := h.login("iggy", "iggy")
 	if id.UserID != 0 || id.AccessToken.Expiry != uint64(h.clock.Now().Add(time.Minute).Unix()) {
@@ -85,6 +86,7 @@ func countHTTPClients(t *testing.T, h *harness, token string) int {
 }
 
 func TestFailedLoginsAreRateLimited(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{LoginFailuresBurst: 3, LoginFailureRefill: 10 * time.Second})
 	for range 3 {
 		e := h.expectError(http.StatusBadRequest, 42, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "wrong-password"})
@@ -120,6 +122,7 @@ func TestFailedLoginsAreRateLimited(t *testing.T) {
 }
 
 func TestPersonalAccessTokens(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	var created tokenRequest
@@ -151,6 +154,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 }
 
 func TestSessionsAreBounded(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{SessionsMax: 2, LoginFailuresBurst: 1})
 	first := h.root()
 	h.root()
@@ -165,6 +169,7 @@ func TestSessionsAreBounded(t *testing.T) {
 }
 
 func TestConcurrentRequestsShareOneSession(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "c"})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPingNeedsNoToken(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	r := h.expect(http.StatusOK, "GET", "/ping", "", nil)
 	if string(r.body) != "pong" {
@@ -32,6 +33,7 @@ func topicOptionValue(t *testing.T, topic topicJSON, key string) optionValueJSON
 }
 
 func TestStreamTopicSendPollRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 
@@ -175,6 +177,7 @@ func TestStreamTopicSendPollRoundTrip(t *testing.T) {
 }
 
 func TestTopicLifecycle(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "s"})

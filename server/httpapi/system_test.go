@@ -28,6 +28,7 @@ func metricValue(t *testing.T, page []byte, name string) float64 {
 }
 
 func TestMetricsMove(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	before := h.expect(http.StatusOK, "GET", "/metrics", "", nil)
@@ -52,6 +53,7 @@ func TestMetricsMove(t *testing.T) {
 }
 
 func TestErrorShapes(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{BodyBytesMax: 1024})
 	tok := h.root()
 	e := h.expectError(http.StatusNotFound, 1009, "GET", "/streams/404", tok, nil)
@@ -84,6 +86,7 @@ func TestErrorShapes(t *testing.T) {
 }
 
 func TestConsumerOffsets(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "o"})
@@ -128,6 +131,7 @@ func TestConsumerOffsets(t *testing.T) {
 }
 
 func TestSystemReads(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "s"})
@@ -165,6 +169,7 @@ func TestSystemReads(t *testing.T) {
 // consumer groups every route reports FeatureUnavailable; once it has
 // them, the group is created, read, listed and deleted.
 func TestConsumerGroups(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "g"})

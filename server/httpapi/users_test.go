@@ -6,6 +6,7 @@ import (
 )
 
 func TestUsersAndPermissions(t *testing.T) {
+	t.Parallel()
 	h := start(t, Config{})
 	root := h.root()
 	h.expect(http.StatusCreated, "POST", "/streams", root, map[string]any{"name": "shared"})
