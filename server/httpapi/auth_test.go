@@ -126,8 +126,8 @@ func TestPersonalAccessTokens(t *testing.T) {
 	h := start(t, Config{})
 	tok := h.root()
 	var created tokenRequest
-	h.expect(http.StatusCreated, "POST", "/personal-access-tokens", tok, map[string]any{"name": "ci-token", "expiry": "1 day"}).decode(t, &created)
-	h.expect(http.StatusCreated, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever", "expiry": 0})
+	h.expect(http.StatusOK, "POST", "/personal-access-tokens", tok, map[string]any{"name": "ci-token", "expiry": "1 day"}).decode(t, &created)
+	h.expect(http.StatusOK, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever", "expiry": 0})
 	h.expectError(http.StatusBadRequest, 50, "POST", "/personal-access-tokens", tok, map[string]any{"name": "x"})
 	h.expectError(http.StatusBadRequest, 51, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever"})
 	var list []patJSON
@@ -146,7 +146,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 	if id.UserID != 0 {
 		t.Fatalf("PAT identity %+v", id)
 	}
-	h.expect(http.StatusCreated, "POST", "/streams", id.AccessToken.Token, map[string]any{"name": "via-pat"})
+	h.expect(http.StatusOK, "POST", "/streams", id.AccessToken.Token, map[string]any{"name": "via-pat"})
 
 	h.expect(http.StatusNoContent, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
 	h.expectError(http.StatusNotFound, 20, "DELETE", "/personal-access-tokens/ci-token", tok, nil)
@@ -172,8 +172,8 @@ func TestConcurrentRequestsShareOneSession(t *testing.T) {
 	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
-	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "c"})
-	h.expect(http.StatusCreated, "POST", "/streams/c/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "c"})
+	h.expect(http.StatusOK, "POST", "/streams/c/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
 	const workers, perWorker = 4, 10
 	var wg sync.WaitGroup
 	errs := make(chan string, workers*perWorker)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -417,5 +418,28 @@ func (a *api) sendMessages(w http.ResponseWriter, r *http.Request, ls *server.Lo
 			PartitionID: c.PartitionID, BaseOffset: c.BaseOffset})
 	}
 	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// flushUnsavedBuffer handles GET .../messages/flush/{partition_id}/{fsync}
+// (code 102; the broker answers FeatureUnavailable, §5.7).
+func (a *api) flushUnsavedBuffer(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error {
+	stream, topic, err := pathIDs(r)
+	if err != nil {
+		return err
+	}
+	partition, err := strconv.ParseUint(r.PathValue("partition_id"), 10, 32)
+	if err != nil {
+		return badRequest("partition_id", "partition_id must be an unsigned 32-bit number")
+	}
+	fsync, err := strconv.ParseBool(r.PathValue("fsync"))
+	if err != nil {
+		return badRequest("fsync", "fsync must be true or false")
+	}
+	req := wire.FlushUnsavedBufferRequest{StreamID: stream, TopicID: topic, PartitionID: uint32(partition), Fsync: fsync}
+	if _, err := ls.Do(&req); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
 	return nil
 }

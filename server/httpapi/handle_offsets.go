@@ -209,7 +209,7 @@ func (a *api) createConsumerGroup(w http.ResponseWriter, r *http.Request, ls *se
 	if err := details.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, groupDetailsFrom(&details))
+	writeJSON(w, http.StatusOK, groupDetailsFrom(&details))
 	return nil
 }
 

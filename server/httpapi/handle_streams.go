@@ -82,7 +82,7 @@ func (a *api) createStream(w http.ResponseWriter, r *http.Request, ls *server.Lo
 	if err := details.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, streamDetailsFrom(&details))
+	writeJSON(w, http.StatusOK, streamDetailsFrom(&details))
 	return nil
 }
 
@@ -298,7 +298,7 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, ls *server.Loc
 	if err := details.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, topicDetailsFrom(&details))
+	writeJSON(w, http.StatusOK, topicDetailsFrom(&details))
 	return nil
 }
 

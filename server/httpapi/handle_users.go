@@ -105,7 +105,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request, ls *server.Loca
 	if err := details.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, userDetailsFrom(&details))
+	writeJSON(w, http.StatusOK, userDetailsFrom(&details))
 	return nil
 }
 
@@ -292,7 +292,7 @@ func (a *api) createPAT(w http.ResponseWriter, r *http.Request, ls *server.Local
 	if err := created.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, tokenRequest{Token: created.Token})
+	writeJSON(w, http.StatusOK, tokenRequest{Token: created.Token})
 	return nil
 }
 

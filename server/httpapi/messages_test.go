@@ -38,12 +38,12 @@ func TestStreamTopicSendPollRoundTrip(t *testing.T) {
 	tok := h.root()
 
 	var stream streamJSON
-	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "orders"}).decode(t, &stream)
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "orders"}).decode(t, &stream)
 	if stream.Name != "orders" || stream.TopicsCount != 0 || stream.Topics == nil {
 		t.Fatalf("created stream %+v", stream)
 	}
 	var topic topicJSON
-	h.expect(http.StatusCreated, "POST", "/streams/orders/topics", tok, map[string]any{
+	h.expect(http.StatusOK, "POST", "/streams/orders/topics", tok, map[string]any{
 		"name": "events", "partitions_count": 2, "compression_algorithm": "none",
 		"message_expiry": "7 days", "max_topic_size": 0,
 		"options": map[string]string{"durability": "persisted"},
@@ -138,6 +138,7 @@ func TestStreamTopicSendPollRoundTrip(t *testing.T) {
 		t.Fatalf("partition 0 should be empty: %+v", polled)
 	}
 	h.expectError(http.StatusBadRequest, 4, "GET", "/streams/orders/topics/events/messages?kind=sideways", tok, nil)
+	h.expectError(http.StatusBadRequest, 5, "GET", "/streams/orders/topics/events/messages/flush/1/true", tok, nil)
 	h.expectError(http.StatusNotFound, 3007, "GET", "/streams/orders/topics/events/messages?partition_id=9", tok, nil)
 
 	// Keyed and balanced sends land somewhere valid.
@@ -180,8 +181,8 @@ func TestTopicLifecycle(t *testing.T) {
 	t.Parallel()
 	h := start(t, Config{})
 	tok := h.root()
-	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "s"})
-	h.expect(http.StatusCreated, "POST", "/streams/s/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "s"})
+	h.expect(http.StatusOK, "POST", "/streams/s/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
 	h.expect(http.StatusNoContent, "PUT", "/streams/s", tok, map[string]any{"name": "s2"})
 	h.expect(http.StatusNoContent, "PUT", "/streams/s2/topics/t", tok, map[string]any{"name": "t2", "compression_algorithm": "gzip", "max_topic_size": "2 GiB"})
 	var topic topicJSON

@@ -2,7 +2,8 @@ package httpapi
 
 import "net/http"
 
-// routes registers every route of PROTOCOL.md §11 (and GET /me) on mux.
+// routes registers every route of PROTOCOL.md §11 on mux, plus GET /me and
+// Iggy's flush route.
 // /metrics is registered by New.
 func (a *api) routes(mux *http.ServeMux) {
 	const topic = "/streams/{stream_id}/topics/{topic_id}"
@@ -57,6 +58,7 @@ func (a *api) routes(mux *http.ServeMux) {
 	// Messages and offsets.
 	mux.HandleFunc("GET "+topic+"/messages", a.authed(a.pollMessages))
 	mux.HandleFunc("POST "+topic+"/messages", a.authed(a.sendMessages))
+	mux.HandleFunc("GET "+topic+"/messages/flush/{partition_id}/{fsync}", a.authed(a.flushUnsavedBuffer))
 	mux.HandleFunc("GET "+topic+"/consumer-offsets", a.authed(a.getConsumerOffset))
 	mux.HandleFunc("PUT "+topic+"/consumer-offsets", a.authed(a.storeConsumerOffset))
 	mux.HandleFunc("DELETE "+topic+"/consumer-offsets/{consumer_id}", a.authed(a.deleteConsumerOffset))

@@ -9,12 +9,12 @@ func TestUsersAndPermissions(t *testing.T) {
 	t.Parallel()
 	h := start(t, Config{})
 	root := h.root()
-	h.expect(http.StatusCreated, "POST", "/streams", root, map[string]any{"name": "shared"})
-	h.expect(http.StatusCreated, "POST", "/streams/shared/topics", root, map[string]any{"name": "t", "partitions_count": 1})
+	h.expect(http.StatusOK, "POST", "/streams", root, map[string]any{"name": "shared"})
+	h.expect(http.StatusOK, "POST", "/streams/shared/topics", root, map[string]any{"name": "t", "partitions_count": 1})
 
 	// A reader: global read_streams, plus send on stream 0 / topic 0.
 	var alice userDetailsJSON
-	h.expect(http.StatusCreated, "POST", "/users", root, map[string]any{
+	h.expect(http.StatusOK, "POST", "/users", root, map[string]any{
 		"username": "alice", "password": "alice-secret", "status": "active",
 		"permissions": map[string]any{
 			"global": map[string]bool{"read_streams": true},
@@ -59,7 +59,7 @@ func TestUsersAndPermissions(t *testing.T) {
 		"permissions": map[string]any{"global": map[string]bool{"manage_streams": true}},
 	})
 	// A user with no permissions can neither poll nor send.
-	h.expect(http.StatusCreated, "POST", "/users", root, map[string]any{"username": "bob", "password": "bob-secret"})
+	h.expect(http.StatusOK, "POST", "/users", root, map[string]any{"username": "bob", "password": "bob-secret"})
 	bob := h.login("bob", "bob-secret").AccessToken.Token
 	h.expectError(http.StatusForbidden, 41, "GET", "/streams/0/topics/0/messages?partition_id=0", bob, nil)
 	h.expectError(http.StatusForbidden, 41, "POST", "/streams/0/topics/0/messages", bob, map[string]any{
@@ -85,7 +85,7 @@ func TestUsersAndPermissions(t *testing.T) {
 	h.expect(http.StatusNoContent, "PUT", "/users/alice/permissions", root, map[string]any{
 		"permissions": map[string]any{"global": map[string]bool{"manage_streams": true, "read_streams": true}},
 	})
-	h.expect(http.StatusCreated, "POST", "/streams", tok, map[string]any{"name": "mine"})
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "mine"})
 
 	// Own password change needs no permission; the new one logs in.
 	h.expectError(http.StatusBadRequest, 42, "PUT", "/users/alice/password", tok, map[string]string{
