@@ -20,6 +20,11 @@
 // Retry-After for the transient codes 57 and 58, 413 for a body over
 // 64 MiB, 400 otherwise (bad JSON is 400 InvalidFormat).
 //
+// Statuses on success follow Iggy's handlers: reads, logins and creates
+// that return a record (stream, topic, user, token, group) answer 200 with
+// JSON; sends and partition creation 201; updates, deletes, purges, offset
+// writes and logout 204.
+//
 // Walkthrough with curl (start the server with STRATA_HTTP_ENABLED=true):
 //
 //	# log in (root credentials as configured) and keep the token
