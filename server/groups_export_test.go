@@ -17,3 +17,6 @@ func ReleaseOrphanGroupMembersForTest(s *Server) { s.releaseOrphanGroupMembers()
 func VerifyHeartbeatsForTest(s *Server, now time.Time, interval time.Duration) {
 	s.verifyHeartbeats(now, interval)
 }
+
+// ConsumerGroupsCountForTest is the Stats consumer_groups_count.
+func ConsumerGroupsCountForTest(s *Server) uint32 { return s.consumerGroupsCount() }

@@ -220,3 +220,28 @@ func (s *Server) releaseGroupMembershipsLocked(client wire.Uint128) {
 		s.log.Warn("removing a client from its consumer groups failed", zap.Error(err))
 	}
 }
+
+// clientGroups lists the groups the client bound to c is a member of
+// (ClientDetails of GetMe / GetClient; its length is ClientInfo's
+// consumer_groups_count).
+func (s *Server) clientGroups(c *connection) []wire.ClientGroup {
+	bound, _, client, _ := c.binding()
+	if !bound {
+		return nil
+	}
+	s.meta.mu.RLock()
+	refs := s.meta.machine.GroupsOfClient(metaClient(client))
+	s.meta.mu.RUnlock()
+	out := make([]wire.ClientGroup, len(refs))
+	for i, r := range refs {
+		out[i] = wire.ClientGroup{StreamID: r.StreamID, TopicID: r.TopicID, GroupID: r.GroupID}
+	}
+	return out
+}
+
+// consumerGroupsCount is the Stats consumer_groups_count.
+func (s *Server) consumerGroupsCount() uint32 {
+	s.meta.mu.RLock()
+	defer s.meta.mu.RUnlock()
+	return uint32(s.meta.machine.ConsumerGroupsCount())
+}

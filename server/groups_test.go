@@ -241,6 +241,9 @@ func TestConsumerGroupCommands(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Name != "g" || list[1].Name != "h" {
 		t.Fatalf("list %+v %v", list, err)
 	}
+	if n := server.ConsumerGroupsCountForTest(f.ts.srv); n != 2 {
+		t.Fatalf("groups count %d", n)
+	}
 	if err := f.admin.JoinConsumerGroup(ctx(t), f.s, f.t, client.ID(1)); err != nil {
 		t.Fatal(err)
 	}

@@ -213,3 +213,35 @@ func removeU32(list []uint32, v uint32) []uint32 {
 	}
 	return list
 }
+
+// GroupRef names one group of one topic.
+type GroupRef struct {
+	StreamID, TopicID, GroupID uint32
+}
+
+// GroupsOfClient lists the groups client is a member of, in (stream,
+// topic, group) order (ClientDetails, §4.11.9).
+func (m *Machine) GroupsOfClient(client ClientID) []GroupRef {
+	var out []GroupRef
+	for _, s := range m.Streams() {
+		for _, t := range s.Topics() {
+			for _, g := range t.groups {
+				if g.Member(client) != nil {
+					out = append(out, GroupRef{StreamID: s.ID, TopicID: t.ID, GroupID: g.ID})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ConsumerGroupsCount returns the number of consumer groups (Stats).
+func (m *Machine) ConsumerGroupsCount() int {
+	n := 0
+	for _, s := range m.streams {
+		for _, t := range s.topics {
+			n += len(t.groups)
+		}
+	}
+	return n
+}

@@ -197,6 +197,9 @@ func TestRemoveMemberFromEveryGroup(t *testing.T) {
 	if !h.m.IsGroupMember(ClientID{Lo: 1}) || !reflect.DeepEqual(h.m.GroupMemberClients(), []ClientID{{Lo: 1}, {Lo: 2}}) {
 		t.Fatal("membership reads wrong")
 	}
+	if got, want := h.m.GroupsOfClient(ClientID{Lo: 1}), []GroupRef{{0, 0, 0}, {0, 0, 1}}; !reflect.DeepEqual(got, want) || h.m.ConsumerGroupsCount() != 2 {
+		t.Fatalf("groups of client 1: %v (count %d)", got, h.m.ConsumerGroupsCount())
+	}
 	if code := h.as(0, &RemoveConsumerGroupMember{Client: ClientID{Lo: 1}}); code != CodeOK {
 		t.Fatal(code)
 	}
