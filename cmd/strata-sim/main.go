@@ -22,7 +22,7 @@ import (
 const failuresDir = "sim-failures"
 
 const usage = `usage:
-  strata-sim run --seed S [--ticks N] [--verbose] [--bug NAME]
+  strata-sim run --seed S [--ticks N] [--verbose [--trace]] [--bug NAME]
   strata-sim swarm --seeds N [--from S] [--parallel P] [--ticks N] [--bug NAME]
   strata-sim replay [--verbose] FILE
 planted bugs: %s
