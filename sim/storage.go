@@ -254,12 +254,13 @@ func (s *Storage) Tick(now uint64) {
 		}
 		return s.due[i].sequence < s.due[j].sequence
 	})
-	due := s.due
-	s.due = nil // callbacks may re-enter Tick's caller; keep our scratch private
-	for _, r := range due {
+	// Callbacks may submit new requests (appended to s.pending, completing
+	// on a later tick); they never touch s.due.
+	for i, r := range s.due {
+		s.due[i] = nil
 		r.done(s.complete(r))
 	}
-	s.due = due[:0]
+	s.due = s.due[:0]
 }
 
 func (s *Storage) complete(r *ioRequest) error {
