@@ -157,6 +157,13 @@ func (a *api) authed(h authedHandler) http.HandlerFunc {
 		if err == nil {
 			ctx := context.WithValue(context.WithValue(r.Context(), sessionKey{}, s), jtiKey{}, jti)
 			err = h(w, r.WithContext(ctx), s.session)
+			if errors.Is(err, wire.ErrUnauthenticated) {
+				// The broker ended the session (its user was deleted):
+				// the token cannot be used again.
+				if gone, ok := a.tokens.revoke(jti); ok {
+					endSession(gone.session)
+				}
+			}
 		}
 		if err != nil {
 			a.logFailure(r, err)

@@ -102,5 +102,8 @@ func TestUsersAndPermissions(t *testing.T) {
 	}
 	h.expectError(http.StatusBadRequest, 48, "DELETE", "/users/0", root, nil)
 	h.expect(http.StatusNoContent, "DELETE", "/users/alicia", root, nil)
+	// The deleted user's session is gone and so is its token.
+	h.expectError(http.StatusUnauthorized, 40, "GET", "/streams", tok, nil)
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", tok, nil)
 	h.expectError(http.StatusNotFound, 20, "DELETE", "/users/alicia", root, nil)
 }
