@@ -15,7 +15,10 @@ func ReplicationQuorum(replicaCount int) int {
 
 // ViewChangeQuorum returns how many replicas must take part in a view
 // change: n - ReplicationQuorum(n) + 1, so that every view-change quorum
-// intersects every replication quorum.
+// intersects every replication quorum; two replicas need both.
 func ViewChangeQuorum(replicaCount int) int {
+	if replicaCount == 2 {
+		return 2
+	}
 	return replicaCount - ReplicationQuorum(replicaCount) + 1
 }

@@ -56,7 +56,21 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	if count < r.recoveryQuorum() {
 		return
 	}
-	from := r.recovery.responses[r.primaryIndex(latest)]
+	primary := r.primaryIndex(latest)
+	from := r.recovery.responses[primary]
+	if from != nil && from.View != latest {
+		from = nil
+	}
+	if from == nil && count == int(r.cfg.ReplicaCount)-1 {
+		// Every other replica answered (the primary of the latest view is
+		// this replica, or its answer is stale): the best of their logs,
+		// as in a view change, holds every committed op.
+		for _, resp := range r.recovery.responses {
+			if resp != nil && (from == nil || resp.View > from.View || (resp.View == from.View && r.betterLog(resp, from))) {
+				from = resp
+			}
+		}
+	}
 	if r.cfg.Bugs.Has(BugRecoverWithoutPrimary) {
 		// The planted bug trusts whichever quorum member answered with the
 		// shortest log instead of the primary of the latest view.
@@ -67,7 +81,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			}
 		}
 	}
-	if from == nil || (from.View != latest && !r.cfg.Bugs.Has(BugRecoverWithoutPrimary)) {
+	if from == nil {
 		return
 	}
 	headers, err := decodeChain(from.Body)
@@ -75,10 +89,26 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		r.recovery.responses[from.Replica] = nil
 		return
 	}
-	r.view = from.View
+	r.view = latest
+	r.logView = from.LogView
+	r.installChain(headers, from.Op)
+	// This replica may have acked these ops before it lost them: it must
+	// never nack them in a view change.
+	for op := r.commitMin + 1; op <= r.op; op++ {
+		if e := r.log.at(op); e != nil && e.prepare == nil {
+			e.faulty = true
+		}
+	}
+	if from.Replica != primary {
+		// Without the primary's word this replica cannot rejoin the view
+		// as it stands: it takes the log into a new view change.
+		r.advanceCommitMax(min(from.Commit, r.op))
+		r.recovery.responses = [ReplicaCountMax]*Message{}
+		r.startViewChange(latest + 1)
+		return
+	}
 	r.logView = from.View
 	r.status = StatusNormal
-	r.installChain(headers, from.Op)
 	r.advanceCommitMax(from.Commit)
 	r.recovery.responses = [ReplicaCountMax]*Message{}
 	r.enterNormal()
