@@ -74,3 +74,24 @@ func TestDeterminismAcrossGOMAXPROCS(t *testing.T) {
 		t.Fatalf("subprocess printed %d hashes, want %d:\n%s", got, len(determinismSeeds), out)
 	}
 }
+
+// TestFailureScenarioReplaysTheRun checks that the scenario file a failed
+// swarm run writes replays that run exactly: same outcome, same trace hash.
+func TestFailureScenarioReplaysTheRun(t *testing.T) {
+	for _, seed := range []uint64{3, 17} {
+		p := DrawParams(seed)
+		p.SafetyTicks = 1500
+		res := Run(Options{Params: p})
+		sc, err := ParseScenario(FailureScenario(res, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replay, err := RunScenario(sc, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if replay.TraceHash != res.TraceHash || replay.Outcome.Kind != res.Outcome.Kind {
+			t.Fatalf("seed %d: run %016x %s, replay %016x %s", seed, res.TraceHash, res.Outcome.Kind, replay.TraceHash, replay.Outcome.Kind)
+		}
+	}
+}
