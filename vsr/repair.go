@@ -32,24 +32,12 @@ func (r *Replica) repair() {
 				}
 				continue
 			}
-			if op <= r.peerCheckpointOp {
-				r.transfer.behind = true
-				r.requestCheckpoint()
-				return
-			}
 			r.requestPrepare(op, next.header.Parent, attempt+op)
 			sent++
 			continue
 		}
 		if e.prepare != nil {
 			continue
-		}
-		if op <= r.peerCheckpointOp {
-			// A peer checkpointed past this op and may no longer
-			// hold it in its journal, so fetch a checkpoint instead.
-			r.transfer.behind = true
-			r.requestCheckpoint()
-			return
 		}
 		r.requestPrepare(op, e.header.Checksum, attempt+op)
 		sent++

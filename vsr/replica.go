@@ -81,9 +81,6 @@ type Replica struct {
 
 	// Backup state: the highest op acknowledged to the primary in view.
 	ackedOp uint64
-	// peerCheckpointOp is the latest checkpoint op a peer announced; ops
-	// at or below it may be gone from that peer's journal.
-	peerCheckpointOp uint64
 	// stuckCommit and stuckRounds track a primary that cannot commit
 	// because a prepare body is missing everywhere it asked.
 	stuckCommit uint64
@@ -301,10 +298,6 @@ func (r *Replica) Step(m *Message) {
 	// this replica when a peer sends it back for repair.
 	if m.Command != CommandRequest && m.Command != CommandPrepare && m.Replica == r.cfg.ReplicaIndex {
 		return
-	}
-	switch m.Command {
-	case CommandCommit, CommandPrepareOk, CommandStartView, CommandHeaders, CommandDoViewChange, CommandRecoveryResponse:
-		r.peerCheckpointOp = max(r.peerCheckpointOp, m.CheckpointOp)
 	}
 	switch m.Command {
 	case CommandRecovery:
