@@ -59,7 +59,7 @@ func (l *logBuffer) String() string {
 
 // harness is a broker with the REST API on a real socket.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *server.Server
 	base  string
 	clock *testClock
@@ -69,7 +69,7 @@ type harness struct {
 
 // start runs a broker over a temp dir with HTTP on 127.0.0.1:0; cfg.Now
 // is replaced by the harness clock.
-func start(t *testing.T, cfg Config) *harness {
+func start(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	environ := []string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0",
@@ -111,7 +111,7 @@ type response struct {
 }
 
 // decode unmarshals the body into v.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %q: %v", r.body, err)
@@ -119,7 +119,7 @@ func (r response) decode(t *testing.T, v any) {
 }
 
 // apiErr decodes an error body.
-func (r response) apiErr(t *testing.T) errorBody {
+func (r response) apiErr(t testing.TB) errorBody {
 	t.Helper()
 	var e errorBody
 	r.decode(t, &e)
