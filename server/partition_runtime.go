@@ -47,6 +47,9 @@ type partitionRuntime struct {
 	op uint64
 	// flushBuf gathers the unflushed batches into one write.
 	flushBuf []byte
+	// opBuf holds the encoded send operation; Apply copies what it keeps,
+	// so the buffer is reused across sends.
+	opBuf []byte
 	// fenced is set after a storage failure; the partition refuses writes.
 	fenced error
 }
@@ -174,7 +177,8 @@ func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) (
 		return nil, wire.ErrCannotAppendMessage, 0
 	}
 	p.op++
-	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, partition.EncodeSendMessages(env, batch))
+	p.opBuf = partition.AppendSendMessages(p.opBuf[:0], env, batch)
+	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, p.opBuf)
 	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
 		return nil, wire.ErrInvalidMessagesCount, 0
 	}
@@ -198,14 +202,18 @@ func (p *partitionRuntime) flushLocked() error {
 	if len(batches) == 0 {
 		return nil
 	}
-	p.flushBuf = p.flushBuf[:0]
-	for _, b := range batches {
-		p.flushBuf = append(p.flushBuf, b...)
+	data := batches[0]
+	if len(batches) > 1 {
+		p.flushBuf = p.flushBuf[:0]
+		for _, b := range batches {
+			p.flushBuf = append(p.flushBuf, b...)
+		}
+		data = p.flushBuf
 	}
 	last := batches[len(batches)-1]
 	view := wire.BatchView(last)
 	upto := view.BaseOffset() + uint64(view.MessageCount()) - 1
-	if err := p.log.Append(p.flushBuf); err != nil {
+	if err := p.log.Append(data); err != nil {
 		p.fence(err)
 		return err
 	}

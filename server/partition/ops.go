@@ -40,9 +40,13 @@ type SendMessages struct {
 // EncodeSendMessages returns the operation body: envelope then the batch
 // bytes up to the end.
 func EncodeSendMessages(env Envelope, batch []byte) []byte {
-	out := make([]byte, 0, EnvelopeSize+len(batch))
-	out = env.appendTo(out)
-	return append(out, batch...)
+	return AppendSendMessages(make([]byte, 0, EnvelopeSize+len(batch)), env, batch)
+}
+
+// AppendSendMessages appends a SendMessages body to dst, so a caller can
+// reuse one buffer across sends (Apply copies the batch it keeps).
+func AppendSendMessages(dst []byte, env Envelope, batch []byte) []byte {
+	return append(env.appendTo(dst), batch...)
 }
 
 // DecodeSendMessages splits a SendMessages body. The batch aliases body.
