@@ -29,7 +29,8 @@ const (
 //	seed 42                 seeds every random choice not scripted
 //	swarm 12345             draw every parameter from this seed instead
 //	bug NAME                plant a vsr bug (see vsr.BugNames)
-//	set NAME VALUE          set one parameter (see paramSetters)
+//	set NAME VALUE          set one parameter (see paramFields)
+//	faulty 1,2              replicas whose disks may rot
 //	open-bug TEXT           the scenario reproduces a known, unfixed bug
 //
 // then the script, run in order while the clients keep sending requests:
@@ -57,6 +58,7 @@ type Scenario struct {
 	Swarm        bool
 	Bugs         []string
 	Sets         []ScenarioSet
+	Faulty       []int // replicas whose disks may rot (latent errors, misdirected writes)
 	OpenBug      string
 	Steps        []ScenarioStep
 }
@@ -140,7 +142,7 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return fmt.Errorf("%w: line %d: %s", ErrScenario, line, fmt.Sprintf(format, a...))
 	}
 	switch f[0] {
-	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug":
+	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug", "faulty":
 	default:
 		return false, nil
 	}
@@ -169,6 +171,12 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return false, bad("%s takes one argument", f[0])
 	}
 	switch f[0] {
+	case "faulty":
+		list, ok := parseReplicaList(f[1], replicaCountMax)
+		if !ok {
+			return false, bad("faulty takes a replica list like 0,2")
+		}
+		sc.Faulty = list
 	case "replicas", "clients":
 		n, err := strconv.Atoi(f[1])
 		limit := replicaCountMax
@@ -421,35 +429,55 @@ func (e *Expectation) Holds(actual int64) bool {
 	return actual == e.Value
 }
 
-// paramSetters maps `set NAME VALUE` names to the parameter they set.
-var paramSetters = map[string]func(p *Params, v int64){
-	"delay_ticks_min":       func(p *Params, v int64) { p.DelayTicksMin = int(v) },
-	"delay_ticks_max":       func(p *Params, v int64) { p.DelayTicksMax = int(v) },
-	"loss_ppm":              func(p *Params, v int64) { p.LossPPM = ppm(v) },
-	"duplicate_ppm":         func(p *Params, v int64) { p.DuplicatePPM = ppm(v) },
-	"reorder_ppm":           func(p *Params, v int64) { p.ReorderPPM = ppm(v) },
-	"partition_mode":        func(p *Params, v int64) { p.PartitionMode = PartitionMode(v % 4) },
-	"partition_ppm":         func(p *Params, v int64) { p.PartitionPPM = ppm(v) },
-	"unpartition_ppm":       func(p *Params, v int64) { p.UnpartitionPPM = ppm(v) },
-	"clog_ppm":              func(p *Params, v int64) { p.ClogPPM = ppm(v) },
-	"clog_ticks_max":        func(p *Params, v int64) { p.ClogTicksMax = clampInt(v, 1, clogTicksMax) },
-	"crash_ppm":             func(p *Params, v int64) { p.CrashPPM = ppm(v) },
-	"restart_ppm":           func(p *Params, v int64) { p.RestartPPM = ppm(v) },
-	"io_latency_ticks_max":  func(p *Params, v int64) { p.IOLatencyTicksMax = clampInt(v, 1, ioLatencyTicksMax) },
-	"power_loss_ppm":        func(p *Params, v int64) { p.PowerLossPPM = ppm(v) },
-	"unsynced_keep_ppm":     func(p *Params, v int64) { p.UnsyncedKeepPPM = ppm(v) },
-	"torn_write_ppm":        func(p *Params, v int64) { p.TornWritePPM = ppm(v) },
-	"latent_error_ppm":      func(p *Params, v int64) { p.LatentErrorPPM = ppm(v) },
-	"misdirect_ppm":         func(p *Params, v int64) { p.MisdirectPPM = ppm(v) },
-	"request_timeout_ticks": func(p *Params, v int64) { p.RequestTimeoutTicks = clampInt(v, 10, 100_000) },
-	"requests_per_client":   func(p *Params, v int64) { p.RequestsPerClient = clampInt(v, 1, 100_000) },
-	"read_ppm":              func(p *Params, v int64) { p.ReadPPM = ppm(v) },
-	"padding_bytes_max":     func(p *Params, v int64) { p.PaddingBytesMax = clampInt(v, 0, requestPaddingBytesMax) },
-	"safety_ticks":          func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) },
-	"liveness_ticks":        func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) },
-	"path_capacity_max":     func(p *Params, v int64) { p.PathCapacityMax = clampInt(v, 1, 1<<20) },
-	"journal_slots":         func(p *Params, v int64) { p.JournalSlots = uint64(clampInt(v, 32, 255)) },
+// paramField is one parameter a scenario can `set`: its name, how to set
+// it, and how to read it (so that a failed swarm run can be written out
+// with every parameter explicit).
+type paramField struct {
+	name string
+	set  func(p *Params, v int64)
+	get  func(p *Params) int64
 }
+
+// paramFields lists every settable parameter, in the order failure files
+// print them.
+var paramFields = []paramField{
+	{"delay_ticks_min", func(p *Params, v int64) { p.DelayTicksMin = clampInt(v, 1, networkDelayTicksMax) }, func(p *Params) int64 { return int64(p.DelayTicksMin) }},
+	{"delay_ticks_max", func(p *Params, v int64) { p.DelayTicksMax = clampInt(v, 1, networkDelayTicksMax) }, func(p *Params) int64 { return int64(p.DelayTicksMax) }},
+	{"loss_ppm", func(p *Params, v int64) { p.LossPPM = ppm(v) }, func(p *Params) int64 { return int64(p.LossPPM) }},
+	{"duplicate_ppm", func(p *Params, v int64) { p.DuplicatePPM = ppm(v) }, func(p *Params) int64 { return int64(p.DuplicatePPM) }},
+	{"reorder_ppm", func(p *Params, v int64) { p.ReorderPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ReorderPPM) }},
+	{"partition_mode", func(p *Params, v int64) { p.PartitionMode = PartitionMode(v % 4) }, func(p *Params) int64 { return int64(p.PartitionMode) }},
+	{"partition_ppm", func(p *Params, v int64) { p.PartitionPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PartitionPPM) }},
+	{"unpartition_ppm", func(p *Params, v int64) { p.UnpartitionPPM = ppm(v) }, func(p *Params) int64 { return int64(p.UnpartitionPPM) }},
+	{"clog_ppm", func(p *Params, v int64) { p.ClogPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ClogPPM) }},
+	{"clog_ticks_max", func(p *Params, v int64) { p.ClogTicksMax = clampInt(v, 1, clogTicksMax) }, func(p *Params) int64 { return int64(p.ClogTicksMax) }},
+	{"path_capacity_max", func(p *Params, v int64) { p.PathCapacityMax = clampInt(v, 1, 1<<20) }, func(p *Params) int64 { return int64(p.PathCapacityMax) }},
+	{"crash_ppm", func(p *Params, v int64) { p.CrashPPM = ppm(v) }, func(p *Params) int64 { return int64(p.CrashPPM) }},
+	{"restart_ppm", func(p *Params, v int64) { p.RestartPPM = ppm(v) }, func(p *Params) int64 { return int64(p.RestartPPM) }},
+	{"io_latency_ticks_max", func(p *Params, v int64) { p.IOLatencyTicksMax = clampInt(v, 1, ioLatencyTicksMax) }, func(p *Params) int64 { return int64(p.IOLatencyTicksMax) }},
+	{"power_loss_ppm", func(p *Params, v int64) { p.PowerLossPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PowerLossPPM) }},
+	{"power_loss_all_ppm", func(p *Params, v int64) { p.PowerLossAllPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PowerLossAllPPM) }},
+	{"unsynced_keep_ppm", func(p *Params, v int64) { p.UnsyncedKeepPPM = ppm(v) }, func(p *Params) int64 { return int64(p.UnsyncedKeepPPM) }},
+	{"torn_write_ppm", func(p *Params, v int64) { p.TornWritePPM = ppm(v) }, func(p *Params) int64 { return int64(p.TornWritePPM) }},
+	{"latent_error_ppm", func(p *Params, v int64) { p.LatentErrorPPM = ppm(v) }, func(p *Params) int64 { return int64(p.LatentErrorPPM) }},
+	{"misdirect_ppm", func(p *Params, v int64) { p.MisdirectPPM = ppm(v) }, func(p *Params) int64 { return int64(p.MisdirectPPM) }},
+	{"journal_slots", func(p *Params, v int64) { p.JournalSlots = uint64(clampInt(v, 32, 255)) }, func(p *Params) int64 { return int64(p.JournalSlots) }},
+	{"request_timeout_ticks", func(p *Params, v int64) { p.RequestTimeoutTicks = clampInt(v, 10, 100_000) }, func(p *Params) int64 { return int64(p.RequestTimeoutTicks) }},
+	{"requests_per_client", func(p *Params, v int64) { p.RequestsPerClient = clampInt(v, 1, 100_000) }, func(p *Params) int64 { return int64(p.RequestsPerClient) }},
+	{"read_ppm", func(p *Params, v int64) { p.ReadPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ReadPPM) }},
+	{"padding_bytes_max", func(p *Params, v int64) { p.PaddingBytesMax = clampInt(v, 0, requestPaddingBytesMax) }, func(p *Params) int64 { return int64(p.PaddingBytesMax) }},
+	{"safety_ticks", func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.SafetyTicks) }},
+	{"liveness_ticks", func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.LivenessTicks) }},
+}
+
+// paramSetters maps `set NAME VALUE` names to the parameter they set.
+var paramSetters = func() map[string]func(p *Params, v int64) {
+	m := make(map[string]func(p *Params, v int64), len(paramFields))
+	for _, f := range paramFields {
+		m[f.name] = f.set
+	}
+	return m
+}()
 
 func ppm(v int64) uint32 {
 	if v > PPM {

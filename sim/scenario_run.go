@@ -20,6 +20,15 @@ func (sc *Scenario) ScenarioParams() Params {
 	for _, s := range sc.Sets {
 		paramSetters[s.Name](&p, s.Value)
 	}
+	if sc.Faulty != nil {
+		p.StorageFaultyReplica = nil
+		for _, r := range sc.Faulty {
+			if r < p.ReplicaCount {
+				p.StorageFaultyReplica = append(p.StorageFaultyReplica, r)
+			}
+		}
+		sortInts(p.StorageFaultyReplica)
+	}
 	return p
 }
 
@@ -194,22 +203,35 @@ func (c *Cluster) checkExpectation(e *Expectation) string {
 }
 
 // FailureScenario renders a scenario file that replays a failed swarm run
-// exactly.
+// exactly. Every parameter is written out, so the file keeps replaying the
+// same run even if DrawParams (or the quorums it consults) change later.
 func FailureScenario(res *Result, bugNames []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Found by strata-sim swarm: seed=%d outcome=%s checker=%s\n", res.Params.Seed, res.Outcome.Kind, res.Outcome.Checker)
+	p := res.Params
+	fmt.Fprintf(&b, "# Found by strata-sim swarm: seed=%d outcome=%s checker=%s\n", p.Seed, res.Outcome.Kind, res.Outcome.Checker)
 	detail := res.Outcome.Detail
 	if i := strings.IndexByte(detail, '\n'); i >= 0 {
 		detail = detail[:i]
 	}
 	fmt.Fprintf(&b, "# %s\n", detail)
-	fmt.Fprintf(&b, "# trace_hash=%016x\n", res.TraceHash)
-	fmt.Fprintf(&b, "swarm %d\n", res.Params.Seed)
+	fmt.Fprintf(&b, "# trace_hash=%016x (reproduce: strata-sim run --seed %d", res.TraceHash, p.Seed)
+	for _, n := range bugNames {
+		fmt.Fprintf(&b, " --bug %s", n)
+	}
+	fmt.Fprintf(&b, ")\n")
+	fmt.Fprintf(&b, "seed %d\nreplicas %d\nclients %d\ndurability %s\n", p.Seed, p.ReplicaCount, p.ClientCount, p.Durability)
+	if len(p.StorageFaultyReplica) > 0 {
+		parts := make([]string, len(p.StorageFaultyReplica))
+		for i, r := range p.StorageFaultyReplica {
+			parts[i] = fmt.Sprint(r)
+		}
+		fmt.Fprintf(&b, "faulty %s\n", strings.Join(parts, ","))
+	}
+	for _, f := range paramFields {
+		fmt.Fprintf(&b, "set %s %d\n", f.name, f.get(&p))
+	}
 	for _, n := range bugNames {
 		fmt.Fprintf(&b, "bug %s\n", n)
-	}
-	if res.Params.SafetyTicks != safetyTicksDefault {
-		fmt.Fprintf(&b, "set safety_ticks %d\n", res.Params.SafetyTicks)
 	}
 	fmt.Fprintf(&b, "run\nliveness\nexpect outcome=%s\n", res.Outcome.Kind)
 	if res.Outcome.Checker != "" {

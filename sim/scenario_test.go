@@ -158,3 +158,31 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureScenarioSpellsOutEveryParameter checks that a failure file
+// reproduces the drawn parameters exactly without consulting DrawParams.
+func TestFailureScenarioSpellsOutEveryParameter(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		want := DrawParams(seed)
+		want.normalize()
+		sc, err := ParseScenario(FailureScenario(&Result{Params: want}, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Swarm {
+			t.Fatal("failure file leans on DrawParams")
+		}
+		got := sc.ScenarioParams()
+		got.normalize()
+		got.StorageFaultyMax, want.StorageFaultyMax = 0, 0
+		if len(got.StorageFaultyReplica) == 0 {
+			got.StorageFaultyReplica = nil
+		}
+		if len(want.StorageFaultyReplica) == 0 {
+			want.StorageFaultyReplica = nil
+		}
+		if !sameParams(&got, &want) {
+			t.Fatalf("seed %d:\n got %+v\nwant %+v", seed, got, want)
+		}
+	}
+}
