@@ -21,14 +21,24 @@ func (r *Replica) sendRecovery() {
 	r.broadcast(&Message{Header: Header{Command: CommandRecovery, View: r.view, Context: Uint128{Lo: r.recovery.nonce}}})
 }
 
-// onRecovery answers a recovering peer, if this replica is normal.
+// recoveryResponseViewChange marks (in Context.Hi) a RecoveryResponse from
+// a replica that is itself in a view change.
+const recoveryResponseViewChange = 1
+
+// onRecovery answers a recovering peer, if this replica holds its log:
+// normal, or in a view change (which the recovering replica may need to
+// join when every other replica is in one).
 func (r *Replica) onRecovery(m *Message) {
-	if r.status != StatusNormal {
+	if r.status != StatusNormal && r.status != StatusViewChange {
 		return
+	}
+	context := Uint128{Lo: m.Context.Lo}
+	if r.status == StatusViewChange {
+		context.Hi = recoveryResponseViewChange
 	}
 	r.send(m.Replica, &Message{Header: Header{
 		Command: CommandRecoveryResponse, View: r.view, LogView: r.logView, Op: r.op,
-		Commit: r.commitMax, CheckpointOp: r.checkpointOp, Context: m.Context,
+		Commit: r.commitMax, CheckpointOp: r.checkpointOp, Context: context,
 	}, Body: r.chainBody()})
 }
 
@@ -39,7 +49,7 @@ func (r *Replica) recoveryQuorum() int {
 }
 
 func (r *Replica) onRecoveryResponse(m *Message) {
-	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce {
+	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce || m.Context.Hi > recoveryResponseViewChange {
 		return
 	}
 	if old := r.recovery.responses[m.Replica]; old == nil || old.View <= m.View {
@@ -58,7 +68,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	}
 	primary := r.primaryIndex(latest)
 	from := r.recovery.responses[primary]
-	if from != nil && from.View != latest {
+	if from != nil && (from.View != latest || from.Context.Hi == recoveryResponseViewChange) {
 		from = nil
 	}
 	if from == nil && count == int(r.cfg.ReplicaCount)-1 {
@@ -99,7 +109,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			e.faulty = true
 		}
 	}
-	if from.Replica != primary {
+	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange {
 		// Without the primary's word this replica cannot rejoin the view
 		// as it stands: it takes the log into a new view change.
 		r.advanceCommitMax(min(from.Commit, r.op))
