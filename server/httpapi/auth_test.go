@@ -204,3 +204,25 @@ func TestConcurrentRequestsShareOneSession(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentFailedLoginsCannotOverdraw(t *testing.T) {
+	t.Parallel()
+	h := start(t, Config{LoginFailuresBurst: 3, LoginFailureRefill: time.Hour})
+	const attempts = 10
+	statuses := make(chan int, attempts)
+	var wg sync.WaitGroup
+	for range attempts {
+		wg.Go(func() {
+			statuses <- h.do("POST", "/users/login", "", map[string]string{"username": "iggy", "password": "guess"}).status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	if counts[http.StatusBadRequest] != 3 || counts[http.StatusTooManyRequests] != attempts-3 {
+		t.Fatalf("statuses %v, want 3 failures and %d refusals", counts, attempts-3)
+	}
+}

@@ -16,7 +16,9 @@ const loginLimiterAddressesMax = 65536
 
 // loginLimiter is a token bucket per client address that only failed
 // logins drain: an address may fail Burst times in a row, then one more
-// attempt is allowed per Refill interval. Successful logins cost nothing.
+// attempt is allowed per Refill interval. Every attempt takes a token up
+// front and a login that does not fail on credentials gives it back, so
+// successful logins cost nothing.
 type loginLimiter struct {
 	burst  float64
 	refill time.Duration
@@ -45,25 +47,10 @@ func (l *loginLimiter) level(b *loginBucket, now time.Time) float64 {
 	return b.tokens
 }
 
-// allow reports whether address may attempt a login now and, if not, how
-// many seconds until it may.
-func (l *loginLimiter) allow(address string) (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[address]
-	if !ok {
-		return true, 0
-	}
-	tokens := l.level(b, l.now())
-	if tokens >= 1 {
-		return true, 0
-	}
-	wait := time.Duration((1 - tokens) * float64(l.refill))
-	return false, int(math.Ceil(wait.Seconds()))
-}
-
-// failed records a failed login from address.
-func (l *loginLimiter) failed(address string) {
+// take spends one attempt of address before a login runs (so concurrent
+// attempts cannot overdraw the bucket). When none is left it reports how
+// many seconds until one is.
+func (l *loginLimiter) take(address string) (bool, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -75,8 +62,22 @@ func (l *loginLimiter) failed(address string) {
 		b = &loginBucket{tokens: l.burst, at: now}
 		l.buckets[address] = b
 	}
-	l.level(b, now)
-	b.tokens = math.Max(0, b.tokens-1)
+	tokens := l.level(b, now)
+	if tokens < 1 {
+		wait := time.Duration((1 - tokens) * float64(l.refill))
+		return false, int(math.Ceil(wait.Seconds()))
+	}
+	b.tokens = tokens - 1
+	return true, 0
+}
+
+// refund returns the attempt of a login that did not fail on credentials.
+func (l *loginLimiter) refund(address string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[address]; ok {
+		b.tokens = math.Min(l.burst, b.tokens+1)
+	}
 }
 
 // prune drops refilled buckets, and everything if that frees nothing.
