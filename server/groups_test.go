@@ -394,7 +394,7 @@ func TestHeartbeatEvictsStaleGroupMember(t *testing.T) {
 // TestHeartbeatVerifierKeepsActiveMembers runs one verifier round at a
 // chosen instant: the member whose last request is older than 1.2 ×
 // interval is evicted and its partitions move to the member that sent a
-// request since.
+// request since, which receives no committed message again.
 func TestHeartbeatVerifierKeepsActiveMembers(t *testing.T) {
 	f := newGroupFixture(t, 2)
 	stale, active := f.ts.connect(), f.ts.connect()
@@ -403,6 +403,10 @@ func TestHeartbeatVerifierKeepsActiveMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	seen := map[delivery]int{}
+	f.send(t, 2, 10, 0)
+	f.drain(t, []*client.Client{stale, active}, 0, seen)
+	f.send(t, 2, 5, 1)
 	before := time.Now()
 	if err := active.Ping(ctx(t)); err != nil {
 		t.Fatal(err)
@@ -417,6 +421,10 @@ func TestHeartbeatVerifierKeepsActiveMembers(t *testing.T) {
 	}
 	if f.members(t) != 1 {
 		t.Fatalf("%d members, want 1", f.members(t))
+	}
+	// The evicted member's partition moved; nothing committed comes back.
+	if per := f.drain(t, []*client.Client{active}, 10, seen); per[0] != 5 || per[1] != 5 || len(seen) != 30 {
+		t.Fatalf("after eviction: %v, %d deliveries", per, len(seen))
 	}
 	var cerr *client.Error
 	if _, err := stale.SyncConsumerGroup(ctx(t), f.s, f.t, f.g); !errors.As(err, &cerr) || cerr.Eviction != uint8(wire.EvictStaleClient) {
