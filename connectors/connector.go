@@ -23,6 +23,8 @@ type connector struct {
 	// restartMu guards restarts: taken with TryLock, so two restarts of
 	// one connector never run at once and a second request is dropped.
 	restartMu sync.Mutex
+	// lifecycleMu serializes start and stop (held across a launch).
+	lifecycleMu sync.Mutex
 
 	mu       sync.Mutex // guards the fields below
 	cfg      *ConnectorConfig
@@ -84,42 +86,58 @@ func (c *connector) fail(pluginID uint32, err error) {
 }
 
 // start starts a run when the connector is enabled and has a valid config;
-// otherwise it records why not. Caller holds no lock.
+// otherwise it records why not. The launch (dial, plugin start and open)
+// runs under lifecycleMu only, so the API can read the status meanwhile.
 func (c *connector) start() {
+	c.lifecycleMu.Lock()
+	defer c.lifecycleMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.inst != nil {
+		c.mu.Unlock()
 		return
 	}
 	if c.cfgErr != nil {
 		c.counters.Errors.add(1)
 		c.log.Error("connector config is invalid", zap.Error(c.cfgErr))
 		c.setStatusLocked(StatusError, c.cfgErr)
+		c.mu.Unlock()
 		return
 	}
 	if !c.cfg.enabled() {
 		c.setStatusLocked(StatusDisabled, nil)
+		c.mu.Unlock()
 		return
 	}
-	c.pluginID = nextPluginID()
+	id, cfg, version := nextPluginID(), c.cfg, c.version
+	c.pluginID, c.pid = id, 0
 	c.setStatusLocked(StatusStarting, nil)
-	inst, err := c.launchLocked(c.cfg, c.pluginID)
+	c.mu.Unlock()
+
+	inst, pid, err := c.launch(cfg, id)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err != nil {
 		c.counters.Errors.add(1)
-		c.log.Error("connector failed to start", zap.Uint32("plugin_id", c.pluginID), zap.Error(err))
+		c.log.Error("connector failed to start", zap.Uint32("plugin_id", id), zap.Error(err))
 		c.setStatusLocked(StatusError, err)
 		return
 	}
-	c.inst = inst
+	c.inst, c.pid = inst, pid
+	if c.status == StatusError {
+		// A task failed while the launch finished; the failure stands.
+		return
+	}
 	c.setStatusLocked(StatusRunning, nil)
-	c.log.Info("connector started", zap.Uint32("plugin_id", c.pluginID), zap.Uint64("version", c.version))
+	c.log.Info("connector started", zap.Uint32("plugin_id", id), zap.Uint64("version", version))
 }
 
-// launchLocked opens the plugin and starts the run's tasks.
-func (c *connector) launchLocked(cfg *ConnectorConfig, id uint32) (*instance, error) {
+// launch opens the plugin and starts the run's tasks; pid is the external
+// plugin's process id (0 for a built-in).
+func (c *connector) launch(cfg *ConnectorConfig, id uint32) (*instance, int, error) {
 	pcfg, err := cfg.pluginConfigJSON()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.rt.cfg.Plugins.CallTimeout.Duration)
 	defer cancel()
@@ -128,21 +146,21 @@ func (c *connector) launchLocked(cfg *ConnectorConfig, id uint32) (*instance, er
 	if c.kind == KindSource {
 		store := NewStateStore(c.rt.cfg.State.Path, cfg.Key)
 		if req.State, err = store.Load(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		src, err := c.newSource(cfg, log)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		c.pid = processID(src)
-		return c.startSource(ctx, cfg, src, store, req, log)
+		inst, err := c.startSource(ctx, cfg, src, store, req, log)
+		return inst, processID(src), err
 	}
 	snk, err := c.newSink(cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	c.pid = processID(snk)
-	return c.startSink(ctx, cfg, snk, req, log)
+	inst, err := c.startSink(ctx, cfg, snk, req, log)
+	return inst, processID(snk), err
 }
 
 // processID is the process id of an external plugin, else 0.
@@ -178,6 +196,8 @@ func (c *connector) newSink(cfg *ConnectorConfig, log *zap.Logger) (plugin.Sink,
 // stop ends the current run, if any, and marks the connector stopped
 // (an Error status is kept, so the failure stays visible).
 func (c *connector) stop() {
+	c.lifecycleMu.Lock()
+	defer c.lifecycleMu.Unlock()
 	c.mu.Lock()
 	inst := c.inst
 	c.inst = nil

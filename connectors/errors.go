@@ -8,8 +8,9 @@
 // RegisterSink, the way database/sql drivers register; see
 // connectors/builtin) or external executables speaking PROTOCOL.md.
 //
-// Lock order: Runtime.mu, then connector.mu. connector.restartMu is taken
-// with TryLock only, before either.
+// Lock order: connector.restartMu (TryLock only), connector.lifecycleMu
+// (start/stop, held across a launch), Runtime.mu, connector.mu (state the
+// API reads, held briefly).
 package connectors
 
 import "errors"

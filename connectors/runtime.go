@@ -34,6 +34,10 @@ const stateDirMode = 0o700
 // connectTimeout bounds dialing and logging in to the broker.
 const connectTimeout = 10 * time.Second
 
+// clientHeartbeatInterval is how often an idle broker connection pings,
+// so a sink with a long poll_interval is not evicted from its group.
+const clientHeartbeatInterval = 5 * time.Second
+
 // Options configure a Runtime.
 type Options struct {
 	Config RuntimeConfig
@@ -285,7 +289,8 @@ func (r *Runtime) dial(ctx context.Context) (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	s := r.cfg.Strata
-	opts := []client.Option{client.WithSDK("strata-connect", "0.1.0")}
+	opts := []client.Option{client.WithSDK("strata-connect", "0.1.0"),
+		client.WithHeartbeat(clientHeartbeatInterval, func(err error) { r.log.Debug("heartbeat failed", zap.Error(err)) })}
 	if s.Token != "" {
 		opts = append(opts, client.WithToken(s.Token))
 	} else {
