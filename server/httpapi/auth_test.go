@@ -26,7 +26,9 @@ func TestRefreshAndLogoutRevokeTokens(t *testing.T) {
 		t.Fatalf("refresh gave %+v", refreshed)
 	}
 	h.expect(http.StatusOK, "GET", "/streams", fresh, nil)
-	h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", old, nil)
+	if e := h.expectError(http.StatusUnauthorized, 78, "GET", "/streams", old, nil); e.Reason != "access token revoked" {
+		t.Fatalf("revoked token error %+v", e)
+	}
 	h.expectError(http.StatusUnauthorized, 78, "POST", "/users/refresh-token", "", map[string]string{"token": old})
 
 	// The refreshed token keeps the same broker session (one HTTP client).

@@ -154,10 +154,13 @@ func (ts *tokenStore) lookup(token string) (*tokenSession, string, error) {
 	closeSessions(ts.sweep(ts.now(), false))
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if _, revoked := ts.revoked[claims.ID]; revoked {
+		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token revoked")
+	}
 	s, ok := ts.sessions[claims.ID]
 	if !ok {
-		// Revoked, expired and swept, or issued by an earlier process.
-		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token revoked or unknown")
+		// Expired and swept, or issued by an earlier process.
+		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token unknown")
 	}
 	return s, claims.ID, nil
 }
