@@ -346,6 +346,11 @@ func (r *Replica) sendCommitHeartbeat() {
 // applyCommitted applies committed ops in order while their bodies are
 // present; the primary replies to clients.
 func (r *Replica) applyCommitted() {
+	if r.transfer.behind {
+		// The log above our commit is not connected to it: only a
+		// checkpoint can bring the state forward.
+		return
+	}
 	for r.commitMin < r.commitMax && r.status == StatusNormal {
 		p := r.log.prepare(r.commitMin + 1)
 		if p == nil {

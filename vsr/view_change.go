@@ -368,9 +368,12 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 	if first.Op > r.commitMin+1 {
 		parent, ok := r.header(first.Op - 1)
 		if !ok || parent.Checksum != first.Parent {
-			low := max(r.commitMin, (first.Op-1)-min(first.Op-1, r.cfg.JournalSlots))
-			for o := first.Op - 1; o > low; o-- {
-				r.removeOp(o)
+			// Nothing we hold between our commit and the chain can be
+			// verified any more: drop all of it, wherever it sits in the ring.
+			for i := range r.log.entries {
+				if e := &r.log.entries[i]; e.present && e.header.Op > r.commitMin && e.header.Op < first.Op {
+					r.removeOp(e.header.Op)
+				}
 			}
 			r.transfer.behind = true
 		}
