@@ -66,7 +66,7 @@ func (a *api) openSession(w http.ResponseWriter, r *http.Request, login func(*se
 	address := clientAddress(r)
 	if ok, wait := a.logins.take(address); !ok {
 		return &apiError{code: wire.ErrError, status: http.StatusTooManyRequests, retryAfter: wait,
-			reason: ErrTooManyLogins.Error() + " from this address; retry later"}
+			sentinel: ErrTooManyLogins, reason: ErrTooManyLogins.Error() + " from this address; retry later"}
 	}
 	ls, err := a.srv.OpenLocalSession(wire.TransportHTTP, r.RemoteAddr)
 	if err != nil {

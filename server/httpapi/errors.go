@@ -37,12 +37,19 @@ type apiError struct {
 	// status overrides the status the code maps to (0 = use the map).
 	status     int
 	retryAfter int
+	// sentinel is the package error the failure is an instance of, if any.
+	sentinel error
 }
 
 func (e *apiError) Error() string { return e.reason }
 
-// Unwrap lets errors.Is/As see the wire code.
-func (e *apiError) Unwrap() error { return e.code }
+// Unwrap lets errors.Is/As see the wire code and the sentinel.
+func (e *apiError) Unwrap() []error {
+	if e.sentinel != nil {
+		return []error{e.code, e.sentinel}
+	}
+	return []error{e.code}
+}
 
 // fail builds an apiError with code and a formatted reason.
 func fail(code wire.ErrorCode, field, format string, args ...any) *apiError {
@@ -51,7 +58,7 @@ func fail(code wire.ErrorCode, field, format string, args ...any) *apiError {
 
 // badRequest is an InvalidFormat error naming the offending field.
 func badRequest(field, format string, args ...any) error {
-	return &apiError{code: wire.ErrInvalidFormat, field: field,
+	return &apiError{code: wire.ErrInvalidFormat, field: field, sentinel: ErrBadRequest,
 		reason: fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...).Error()}
 }
 
@@ -139,7 +146,7 @@ func toAPIError(err error) *apiError {
 	var maxBytes *http.MaxBytesError
 	if errors.As(err, &maxBytes) || errors.Is(err, ErrBodyTooLarge) {
 		return &apiError{code: wire.ErrInvalidFormat, reason: ErrBodyTooLarge.Error(),
-			status: http.StatusRequestEntityTooLarge}
+			status: http.StatusRequestEntityTooLarge, sentinel: ErrBodyTooLarge}
 	}
 	code := wire.CodeOf(err)
 	reason := readableName(code.String())

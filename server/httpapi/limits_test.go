@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -59,6 +60,9 @@ func TestStatusMapping(t *testing.T) {
 		if got := statusFor(code); got != want {
 			t.Errorf("code %d → %d, want %d", code, got, want)
 		}
+	}
+	if err := badRequest("x", "bad %d", 1); !errors.Is(err, ErrBadRequest) || !errors.Is(err, wire.ErrInvalidFormat) {
+		t.Errorf("badRequest chain: %v", err)
 	}
 	for name, want := range map[string]string{"StreamIdNotFound": "stream_id_not_found", "Error": "error", "InvalidFormat": "invalid_format"} {
 		if got := snakeName(name); got != want {
