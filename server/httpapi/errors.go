@@ -59,7 +59,7 @@ func fail(code wire.ErrorCode, field, format string, args ...any) *apiError {
 // badRequest is an InvalidFormat error naming the offending field.
 func badRequest(field, format string, args ...any) error {
 	return &apiError{code: wire.ErrInvalidFormat, field: field, sentinel: ErrBadRequest,
-		reason: fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...).Error()}
+		reason: fmt.Sprintf(format, args...)}
 }
 
 // errorBody is the JSON of every error response (Iggy's ErrorResponse).
