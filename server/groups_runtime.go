@@ -30,21 +30,13 @@ type groupRuntime struct {
 	served map[servedKey]uint64
 }
 
-// groupRuntimes holds each server's group runtime. The Server struct
-// belongs to another owner; a field there can replace this map.
-var groupRuntimes sync.Map
-
-// groups returns s's group runtime, creating it on first use.
-func (s *Server) groups() *groupRuntime {
-	if v, ok := groupRuntimes.Load(s); ok {
-		return v.(*groupRuntime)
-	}
-	v, _ := groupRuntimes.LoadOrStore(s, &groupRuntime{served: map[servedKey]uint64{}})
-	return v.(*groupRuntime)
+// newGroupRuntime returns empty bookkeeping.
+func newGroupRuntime() *groupRuntime {
+	return &groupRuntime{served: map[servedKey]uint64{}}
 }
 
-// forgetGroupRuntime drops s's group runtime (call at shutdown).
-func (s *Server) forgetGroupRuntime() { groupRuntimes.Delete(s) }
+// groups returns s's group runtime.
+func (s *Server) groups() *groupRuntime { return s.groupState }
 
 // noteServed records that offsets up to last were served to a group.
 func (g *groupRuntime) noteServed(k servedKey, last uint64) {

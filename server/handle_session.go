@@ -114,6 +114,7 @@ func (s *Server) handleLogout(c *connection, h *wire.RequestHeader) response {
 		return deny(wire.ErrTransientNotCommitted)
 	}
 	s.meta.sessions.logout(client)
+	s.releaseGroupMembershipsLocked(client)
 	c.unbind()
 	return response{op: op, commit: op}
 }

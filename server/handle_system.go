@@ -21,7 +21,7 @@ func clientInfo(c *connection) wire.ClientInfo {
 
 // handleGetMe runs GetMe (20).
 func (s *Server) handleGetMe(c *connection) response {
-	details := wire.ClientDetails{ClientInfo: clientInfo(c)}
+	details := wire.ClientDetails{ClientInfo: clientInfo(c), ConsumerGroups: s.clientGroups(c)}
 	return response{body: details.AppendTo(c.scratch[:0])}
 }
 
@@ -37,7 +37,7 @@ func (s *Server) handleGetClient(c *connection, body []byte) response {
 	}
 	for _, other := range s.connectionsSnapshot() {
 		if other.id == id {
-			details := wire.ClientDetails{ClientInfo: clientInfo(other)}
+			details := wire.ClientDetails{ClientInfo: clientInfo(other), ConsumerGroups: s.clientGroups(other)}
 			return response{body: details.AppendTo(c.scratch[:0])}
 		}
 	}
@@ -51,7 +51,9 @@ func (s *Server) handleGetClients(c *connection) response {
 	}
 	var infos []wire.ClientInfo
 	for _, other := range s.connectionsSnapshot() {
-		infos = append(infos, clientInfo(other))
+		info := clientInfo(other)
+		info.ConsumerGroupsCount = uint32(len(s.clientGroups(other)))
+		infos = append(infos, info)
 	}
 	return response{body: wire.AppendClients(c.scratch[:0], infos)}
 }
@@ -148,6 +150,7 @@ func (s *Server) collectStats() wire.Stats {
 		st.SegmentsCount += uint32(segments)
 	}
 	st.ClientsCount = uint32(len(s.connectionsSnapshot()))
+	st.ConsumerGroupsCount = s.consumerGroupsCount()
 	st.WrittenBytes = uint64(metricValue(s.metrics.bytesSent))
 	return st
 }

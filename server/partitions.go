@@ -150,6 +150,9 @@ func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
 			return p.deleteSegments(int(e.SegmentsCount))
 		}
 		return nil
+	case metadata.EffectConsumerGroupDeleted:
+		ps.s.dropGroupOffsets(e.StreamID, e.TopicID, e.GroupID, e.PartitionIDs)
+		return nil
 	case metadata.EffectUserDeleted:
 		ps.s.endSessionsOfUser(e.UserID)
 		return nil

@@ -97,6 +97,10 @@ type Server struct {
 	httpNew      func(*Server) (http.Handler, error)
 	wsServer     *http.Server
 	quicListener *quic.Listener
+	// groupState is the consumer groups' non-replicated bookkeeping.
+	groupState *groupRuntime
+	// stopVerifier ends the heartbeat verifier.
+	stopVerifier context.CancelFunc
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -135,6 +139,7 @@ func New(opts Options) (*Server, error) {
 		done:      make(chan error, 1),
 		httpNew:   opts.HTTP,
 	}
+	s.groupState = newGroupRuntime()
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
 		if err := fs.MkdirAll(dir); err != nil {
@@ -201,6 +206,15 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	verifierCtx, stopVerifier := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.stopVerifier = stopVerifier
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runHeartbeatVerifier(verifierCtx)
+	}()
 	current, err := config.EncodeCurrent(s.cfg, bound)
 	if err != nil {
 		return err
@@ -312,6 +326,7 @@ func (s *Server) removeConn(c *connection) {
 	s.metrics.connections.Dec()
 	if bound, _, client, _ := c.binding(); bound {
 		s.meta.releaseSession(client, c.id)
+		s.releaseGroupMemberships(client)
 	}
 }
 
@@ -339,6 +354,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	listeners := s.listeners
 	s.listeners = nil
 	httpServer, wsServer, quicListener := s.httpServer, s.wsServer, s.quicListener
+	if s.stopVerifier != nil {
+		s.stopVerifier()
+	}
 	conns := make([]*connection, 0, len(s.conns))
 	for _, c := range s.conns {
 		conns = append(conns, c)
