@@ -95,8 +95,9 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 
 // FrameReader reads frames from a stream, reusing one buffer.
 type FrameReader struct {
-	r   io.Reader
-	buf []byte
+	r    io.Reader
+	head [FrameHeaderSize]byte
+	buf  []byte
 }
 
 // NewFrameReader returns a reader over r.
@@ -104,11 +105,11 @@ func NewFrameReader(r io.Reader) *FrameReader { return &FrameReader{r: r} }
 
 // ReadFrame reads the next frame; io.EOF at a clean end of stream.
 func (fr *FrameReader) ReadFrame() (Frame, error) {
-	var head [FrameHeaderSize]byte
-	if _, err := io.ReadFull(fr.r, head[:]); err != nil {
+	head := fr.head[:]
+	if _, err := io.ReadFull(fr.r, head); err != nil {
 		return Frame{}, err
 	}
-	n := binary.LittleEndian.Uint32(head[:])
+	n := binary.LittleEndian.Uint32(head)
 	if n > FrameBodyMax {
 		return Frame{}, fmt.Errorf("%w: body length %d exceeds %d", ErrFrame, n, FrameBodyMax)
 	}

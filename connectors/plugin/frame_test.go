@@ -71,3 +71,22 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFrameRoundTrip writes and reads one 4 KiB frame.
+func BenchmarkFrameRoundTrip(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 4096)
+	var stream bytes.Buffer
+	fr := NewFrameReader(&stream)
+	var scratch []byte
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if scratch, err = WriteFrame(&stream, scratch, KindConsume, body); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := fr.ReadFrame(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
