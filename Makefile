@@ -6,7 +6,7 @@ FUZZTIME ?= 30s
 SEEDS ?= 10000
 PARALLEL ?= 2
 
-.PHONY: all build run test test-short fuzz swarm soak lint clean
+.PHONY: all build run test test-short fuzz swarm soak lint clean certs
 
 all: build
 
@@ -39,6 +39,12 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# A development CA and a server certificate under ./certs, for
+# [tcp.tls] / [websocket.tls] / [http.tls] / [quic.certificate]:
+#   STRATA_TCP_TLS_ENABLED=true STRATA_TCP_TLS_CERT_FILE=certs/server.pem STRATA_TCP_TLS_KEY_FILE=certs/server-key.pem
+certs: build
+	./$(BIN)/strata-server --make-certs certs
 
 # A long simulator swarm: make swarm SEEDS=10000
 swarm: build

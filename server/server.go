@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ import (
 // httpReadHeaderTimeout bounds how long an HTTP client may take to send
 // its request headers.
 const httpReadHeaderTimeout = 10 * time.Second
+
+// tlsHandshakeGrace bounds a TLS handshake (PROTOCOL.md §9).
+const tlsHandshakeGrace = 10 * time.Second
 
 // Version is the server version string reported to clients.
 const Version = wire.ServerVersion
@@ -182,6 +186,14 @@ func (s *Server) Start() error {
 		if err != nil {
 			return fmt.Errorf("bind tcp %s: %w", s.cfg.TCP.Address, err)
 		}
+		if s.cfg.TCP.TLS.Enabled {
+			tlsConf, err := serverTLSConfig(s.cfg.TCP.TLS)
+			if err != nil {
+				_ = ln.Close()
+				return fmt.Errorf("tcp: %w", err)
+			}
+			ln = tls.NewListener(ln, tlsConf)
+		}
 		s.mu.Lock()
 		s.listeners = append(s.listeners, ln)
 		s.tcpAddr = ln.Addr()
@@ -251,6 +263,17 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			if tlsConn, ok := nc.(*tls.Conn); ok {
+				// Handshake before serving so a plaintext client fails at
+				// once, within the handshake grace of PROTOCOL.md §9.
+				_ = tlsConn.SetDeadline(time.Now().Add(tlsHandshakeGrace))
+				if err := tlsConn.Handshake(); err != nil {
+					s.log.Debug("tls handshake failed", zap.String("address", nc.RemoteAddr().String()), zap.Error(err))
+					_ = nc.Close()
+					return
+				}
+				_ = tlsConn.SetDeadline(time.Time{})
+			}
 			s.serveConn(nc, transport)
 		}()
 	}
@@ -267,6 +290,15 @@ func (s *Server) startHTTP(bound *config.Bound) error {
 		return fmt.Errorf("bind http %s: %w", s.cfg.HTTP.Address, err)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: httpReadHeaderTimeout}
+	if s.cfg.HTTP.TLS.Enabled {
+		tlsConf, err := serverTLSConfig(s.cfg.HTTP.TLS)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("http: %w", err)
+		}
+		tlsConf.NextProtos = []string{"h2", "http/1.1"}
+		ln = tls.NewListener(ln, tlsConf)
+	}
 	s.mu.Lock()
 	s.httpAddr = ln.Addr()
 	s.httpServer = srv

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,6 +22,14 @@ func (s *Server) startWebSocket(bound *string) error {
 	ln, err := net.Listen("tcp", s.cfg.WebSocket.Address)
 	if err != nil {
 		return fmt.Errorf("bind websocket %s: %w", s.cfg.WebSocket.Address, err)
+	}
+	if s.cfg.WebSocket.TLS.Enabled {
+		tlsConf, err := serverTLSConfig(s.cfg.WebSocket.TLS)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("websocket: %w", err)
+		}
+		ln = tls.NewListener(ln, tlsConf)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(s.serveWebSocket), ReadHeaderTimeout: httpReadHeaderTimeout}
 	s.mu.Lock()

@@ -41,8 +41,17 @@ func run(args []string) int {
 	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty)")
 	defaultRoot := flags.Bool("with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
 	printDefault := flags.Bool("print-default-config", false, "print the embedded default configuration and exit")
+	makeCerts := flags.String("make-certs", "", "write a development CA and server certificate into this directory and exit")
 	if err := flags.Parse(args); err != nil {
 		return 2
+	}
+	if *makeCerts != "" {
+		if err := server.WriteDevelopmentCertificates(*makeCerts); err != nil {
+			fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+			return 1
+		}
+		fmt.Printf("wrote %s, %s (CA) and %s, %s (server) in %s\n", server.DevCAFile, server.DevCAKeyFile, server.DevServerCertFile, server.DevServerKeyFile, *makeCerts)
+		return 0
 	}
 	if *printDefault {
 		fmt.Print(config.DefaultTOML())

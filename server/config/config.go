@@ -78,10 +78,20 @@ type MemoryPool struct {
 	BucketCapacity uint32   `toml:"bucket_capacity"`
 }
 
-// Listener is a transport section ([tcp], [quic], [http], [websocket]).
+// Listener is a transport section ([tcp], [http], [websocket]).
 type Listener struct {
 	Enabled bool   `toml:"enabled"`
 	Address string `toml:"address"`
+	TLS     TLS    `toml:"tls"`
+}
+
+// TLS is a listener's [*.tls] subsection: the same listener speaks TLS
+// when enabled, with the certificate files, or a self-signed certificate
+// made at start when both are empty (development only).
+type TLS struct {
+	Enabled  bool   `toml:"enabled"`
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
 }
 
 // QUIC is [quic].
@@ -202,6 +212,14 @@ func (c *Config) Validate() error {
 	}
 	if cert := c.QUIC.Certificate; (cert.CertFile == "") != (cert.KeyFile == "") {
 		return bad("quic.certificate", "cert_file and key_file must be given together")
+	}
+	for _, l := range []struct {
+		key string
+		tls TLS
+	}{{"tcp.tls", c.TCP.TLS}, {"http.tls", c.HTTP.TLS}, {"websocket.tls", c.WebSocket.TLS}} {
+		if (l.tls.CertFile == "") != (l.tls.KeyFile == "") {
+			return bad(l.key, "cert_file and key_file must be given together")
+		}
 	}
 	if m := c.MessageBus.MaxMessageSize; m < frameSizeMin || m > frameSizeMax {
 		return bad("message_bus.max_message_size", "%d is outside %d..%d", m, frameSizeMin, frameSizeMax)
