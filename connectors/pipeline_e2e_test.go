@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -229,5 +231,17 @@ func TestReloadRestartsChangedVersion(t *testing.T) {
 	env.getJSON(t, "/sources/gen", &after)
 	if after.Version != 1 || after.Status != connectors.StatusRunning {
 		t.Fatalf("after pin to v1: %+v", after)
+	}
+	for _, name := range []string{".active_versions.toml", "gen_source_v1.toml", "gen_source_v2.toml"} {
+		if err := os.Remove(filepath.Join(configDir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.rt.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	env.getJSON(t, "/sources/gen", &after)
+	if after.Status != connectors.StatusStopped {
+		t.Fatalf("after its config was removed: %+v", after)
 	}
 }

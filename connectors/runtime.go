@@ -152,13 +152,35 @@ func (r *Runtime) watch(interval time.Duration) {
 	}
 }
 
-// Reload reads the provider once and applies version changes: a connector
-// whose version changed restarts with the new config (skipped, not
-// queued, when a restart of it is already running).
+// Reload reads the provider once and applies changes: a connector whose
+// version changed restarts with the new config (skipped, not queued, when
+// a restart of it is already running), a new one starts, and one whose
+// config disappeared is stopped (it stays listed, status stopped).
 func (r *Runtime) Reload(ctx context.Context) error {
 	entries, err := r.provider.Load(ctx)
 	if err != nil {
 		return err
+	}
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		present[e.id()] = true
+	}
+	r.mu.Lock()
+	var removed []*connector
+	for id, c := range r.connectors {
+		if !present[id] {
+			removed = append(removed, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range removed {
+		c.mu.Lock()
+		running := c.inst != nil
+		c.mu.Unlock()
+		if running {
+			c.log.Info("connector config removed, stopping")
+			c.stop()
+		}
 	}
 	for _, e := range entries {
 		r.mu.Lock()
