@@ -3,6 +3,7 @@ package connectors
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,4 +193,60 @@ func (c *ConnectorConfig) redacted() *ConnectorConfig {
 		out.PluginConfig[k] = v
 	}
 	return &out
+}
+
+// applyEnv overrides the connector's config from the environment, so
+// secrets and ports stay out of config files:
+//
+//	STRATA_CONNECTORS_{SOURCE|SINK}_{KEY}_ENABLED=false
+//	STRATA_CONNECTORS_{SOURCE|SINK}_{KEY}_PLUGIN_CONFIG_{FIELD}=value
+//
+// KEY and FIELD in upper case. A field already in [plugin_config] keeps
+// its type (integer, float, bool); a new one is a string named in lower
+// case.
+func (c *ConnectorConfig) applyEnv(environ []string) error {
+	prefix := envPrefix + strings.ToUpper(c.Kind) + "_" + strings.ToUpper(c.Key) + "_"
+	if v, ok := lookupEnv(environ, prefix+"ENABLED"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%w: %sENABLED=%q: %w", ErrConfig, prefix, v, err)
+		}
+		c.Enabled = &b
+	}
+	fieldPrefix := prefix + "PLUGIN_CONFIG_"
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, fieldPrefix) || len(name) == len(fieldPrefix) {
+			continue
+		}
+		field := strings.ToLower(name[len(fieldPrefix):])
+		if c.PluginConfig == nil {
+			c.PluginConfig = map[string]any{}
+		}
+		for k := range c.PluginConfig {
+			if strings.EqualFold(k, field) {
+				field = k
+			}
+		}
+		v, err := convertLike(c.PluginConfig[field], value)
+		if err != nil {
+			return fmt.Errorf("%w: %s=%q: %w", ErrConfig, name, value, err)
+		}
+		c.PluginConfig[field] = v
+	}
+	return nil
+}
+
+// convertLike parses s as the type of like (string when like is nil or a
+// string).
+func convertLike(like any, s string) (any, error) {
+	switch like.(type) {
+	case int64:
+		return strconv.ParseInt(s, 10, 64)
+	case float64:
+		return strconv.ParseFloat(s, 64)
+	case bool:
+		return strconv.ParseBool(s)
+	}
+	return s, nil
 }

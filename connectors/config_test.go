@@ -176,3 +176,21 @@ func TestRedactedConfig(t *testing.T) {
 		t.Fatal("redaction changed the running config")
 	}
 }
+
+func TestConnectorEnvOverrides(t *testing.T) {
+	c, err := ParseConnectorConfig("plugin=\"postgres\"\n[[streams]]\nstream=\"s\"\ntopics=[\"t\"]\n[plugin_config]\nbatch_size=10\nTable=\"a\"\n", "pg", KindSink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"STRATA_CONNECTORS_SINK_PG_PLUGIN_CONFIG_CONNECTION_STRING=postgres://x", "STRATA_CONNECTORS_SINK_PG_PLUGIN_CONFIG_BATCH_SIZE=50",
+		"STRATA_CONNECTORS_SINK_PG_PLUGIN_CONFIG_TABLE=b", "STRATA_CONNECTORS_SINK_PG_ENABLED=false", "STRATA_CONNECTORS_SOURCE_PG_ENABLED=maybe"}
+	if err := c.applyEnv(env); err != nil {
+		t.Fatal(err)
+	}
+	if c.enabled() || c.PluginConfig["connection_string"] != "postgres://x" || c.PluginConfig["batch_size"] != int64(50) || c.PluginConfig["Table"] != "b" {
+		t.Fatalf("overrides: enabled=%v %v", c.enabled(), c.PluginConfig)
+	}
+	if err := c.applyEnv([]string{"STRATA_CONNECTORS_SINK_PG_PLUGIN_CONFIG_BATCH_SIZE=many"}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("bad number: %v", err)
+	}
+}

@@ -44,6 +44,9 @@ type Options struct {
 	Logger *zap.Logger
 	// Provider overrides the provider Config selects (tests).
 	Provider Provider
+	// Environ holds KEY=VALUE entries for per-connector overrides
+	// (STRATA_CONNECTORS_SINK_{KEY}_...); nil means os.Environ().
+	Environ []string
 }
 
 // Runtime hosts connectors. Start it, then Shutdown it.
@@ -51,6 +54,7 @@ type Runtime struct {
 	cfg      RuntimeConfig
 	log      *zap.Logger
 	provider Provider
+	environ  []string
 	metrics  *Metrics
 
 	mu         sync.Mutex
@@ -79,7 +83,11 @@ func New(opts Options) (*Runtime, error) {
 	if p == nil {
 		p = NewProvider(opts.Config.Connectors)
 	}
-	return &Runtime{cfg: opts.Config, log: log, provider: p, metrics: newMetrics(), connectors: map[string]*connector{}}, nil
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	return &Runtime{cfg: opts.Config, log: log, provider: p, environ: environ, metrics: newMetrics(), connectors: map[string]*connector{}}, nil
 }
 
 // Metrics returns the runtime's metrics (its registry backs /metrics).
@@ -89,7 +97,7 @@ func (r *Runtime) Metrics() *Metrics { return r.metrics }
 // HTTP API (when enabled) and the config watcher. A provider failure is
 // returned; a connector's failure is only that connector's status.
 func (r *Runtime) Start(ctx context.Context) error {
-	entries, err := r.provider.Load(ctx)
+	entries, err := r.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,6 +115,23 @@ func (r *Runtime) Start(ctx context.Context) error {
 		go r.watch(d)
 	}
 	return nil
+}
+
+// load reads the provider and applies the environment overrides; a bad
+// override is that connector's error.
+func (r *Runtime) load(ctx context.Context) ([]ConfigEntry, error) {
+	entries, err := r.provider.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range entries {
+		if e := &entries[i]; e.Err == nil {
+			if err := e.Config.applyEnv(r.environ); err != nil {
+				e.Err, e.Config = err, nil
+			}
+		}
+	}
+	return entries, nil
 }
 
 // addConnector registers the connector of e (or updates its config).
@@ -157,7 +182,7 @@ func (r *Runtime) watch(interval time.Duration) {
 // a restart of it is already running), a new one starts, and one whose
 // config disappeared is stopped (it stays listed, status stopped).
 func (r *Runtime) Reload(ctx context.Context) error {
-	entries, err := r.provider.Load(ctx)
+	entries, err := r.load(ctx)
 	if err != nil {
 		return err
 	}
