@@ -76,7 +76,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		// this replica, or its answer is stale): the best of their logs,
 		// as in a view change, holds every committed op.
 		for _, resp := range r.recovery.responses {
-			if resp != nil && (from == nil || resp.View > from.View || (resp.View == from.View && r.betterLog(resp, from))) {
+			if resp != nil && (from == nil || r.betterLog(resp, from)) {
 				from = resp
 			}
 		}

@@ -200,10 +200,29 @@ func (r *Replica) installTransferred() {
 		return
 	}
 	r.transfer.behind = false
+	oldCommit := r.commitMin
 	r.commitMin = h.Op
 	r.commitMax = max(r.commitMax, h.Op)
 	if r.op < h.Op {
 		r.op = h.Op
+	}
+	// The ops the checkpoint skipped now count as applied: keep only those
+	// that the checkpoint's header chain vouches for, so that no stale
+	// prepare is ever reported (Committed) or served as committed.
+	expected := h.Checksum
+	for op := h.Op; op > oldCommit && h.Op-op < r.cfg.JournalSlots; op-- {
+		e := r.log.at(op)
+		if e != nil && e.header.Checksum == expected {
+			expected = e.header.Parent
+			continue
+		}
+		expected = Uint128{}
+		r.removeOp(op)
+	}
+	for i := range r.log.entries {
+		if e := &r.log.entries[i]; e.present && e.header.Op > oldCommit && e.header.Op+r.cfg.JournalSlots <= h.Op {
+			r.removeOp(e.header.Op)
+		}
 	}
 	if existing, ok := r.log.header(h.Op); !ok || existing.Checksum != h.Checksum {
 		r.log.setHeader(&h)
