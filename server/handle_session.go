@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 
 	"go.uber.org/zap"
 
@@ -19,7 +20,15 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	if !wire.AcceptsProtocolVersion(login.Version.ProtocolVersion) {
 		return response{evict: wire.EvictIncompatibleProtocol}
 	}
+	address := hostOf(c.address)
+	if ok, _ := s.logins.Take(address); !ok {
+		s.log.Warn("login refused: too many failed logins from this address", zap.String("address", c.address))
+		return response{evict: wire.EvictInvalidCredentials}
+	}
 	userID, reason := s.authenticate(login)
+	if reason != wire.EvictInvalidCredentials {
+		s.logins.Refund(address)
+	}
 	if reason != 0 {
 		s.log.Info("login rejected", zap.String("address", c.address), zap.Stringer("reason", reason))
 		return response{evict: reason}
@@ -79,6 +88,16 @@ func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 		return 0, wire.EvictInvalidCredentials
 	}
 	return 0, wire.EvictMalformedLogin
+}
+
+// hostOf is the host part of a host:port address (the address itself when
+// it has no port).
+func hostOf(address string) string {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return address
+	}
+	return host
 }
 
 // registerReply is the result-framed Register success body.

@@ -33,6 +33,13 @@ import (
 // its request headers.
 const httpReadHeaderTimeout = 10 * time.Second
 
+// Failed logins allowed per client address before they are refused
+// outright, and the refill interval of one more attempt.
+const (
+	loginFailuresBurst = 5
+	loginFailureRefill = 12 * time.Second
+)
+
 // tlsHandshakeGrace bounds a TLS handshake (PROTOCOL.md §9).
 const tlsHandshakeGrace = 10 * time.Second
 
@@ -101,6 +108,8 @@ type Server struct {
 	httpNew      func(*Server) (http.Handler, error)
 	wsServer     *http.Server
 	quicListener *quic.Listener
+	// logins limits failed logins per client address.
+	logins *LoginLimiter
 	// groupState is the consumer groups' non-replicated bookkeeping.
 	groupState *groupRuntime
 	// stopVerifier ends the heartbeat verifier.
@@ -144,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		httpNew:   opts.HTTP,
 	}
 	s.groupState = newGroupRuntime()
+	s.logins = NewLoginLimiter(loginFailuresBurst, loginFailureRefill, now)
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
 		if err := fs.MkdirAll(dir); err != nil {

@@ -64,24 +64,24 @@ func (a *api) loginWithPAT(w http.ResponseWriter, r *http.Request) error {
 // limiter and binds the session to a new access token.
 func (a *api) openSession(w http.ResponseWriter, r *http.Request, login func(*server.LocalSession) (uint32, error)) error {
 	address := clientAddress(r)
-	if ok, wait := a.logins.take(address); !ok {
+	if ok, wait := a.logins.Take(address); !ok {
 		return &apiError{code: wire.ErrError, status: http.StatusTooManyRequests, retryAfter: wait,
 			sentinel: ErrTooManyLogins, reason: ErrTooManyLogins.Error() + " from this address; retry later"}
 	}
 	ls, err := a.srv.OpenLocalSession(wire.TransportHTTP, r.RemoteAddr)
 	if err != nil {
-		a.logins.refund(address)
+		a.logins.Refund(address)
 		return err
 	}
 	userID, err := login(ls)
 	if err != nil {
 		ls.Close()
 		if errors.Is(err, wire.ErrTransientNotAccepted) || errors.Is(err, wire.ErrTransientNotCommitted) {
-			a.logins.refund(address)
+			a.logins.Refund(address)
 		}
 		return loginError(err)
 	}
-	a.logins.refund(address)
+	a.logins.Refund(address)
 	tok, err := a.tokens.add(ls, userID)
 	if err != nil {
 		endSession(ls)

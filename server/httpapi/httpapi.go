@@ -91,7 +91,7 @@ type api struct {
 	cfg    Config
 	log    *zap.Logger
 	tokens *tokenStore
-	logins *loginLimiter
+	logins *server.LoginLimiter
 }
 
 // sessionKey is the context key of the caller's tokenSession.
@@ -116,7 +116,7 @@ func New(srv *server.Server, cfg Config) (http.Handler, error) {
 		cfg:    cfg,
 		log:    srv.Logger().Named("http"),
 		tokens: tokens,
-		logins: newLoginLimiter(cfg.LoginFailuresBurst, cfg.LoginFailureRefill, cfg.Now),
+		logins: server.NewLoginLimiter(cfg.LoginFailuresBurst, cfg.LoginFailureRefill, cfg.Now),
 	}
 	mux := http.NewServeMux()
 	a.routes(mux)

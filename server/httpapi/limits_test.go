@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/stratabroker/strata/server"
 	"net/http"
 	"testing"
 	"time"
@@ -11,38 +12,38 @@ import (
 
 func TestLoginLimiterBucket(t *testing.T) {
 	clock := &testClock{t: time.Unix(1000, 0)}
-	l := newLoginLimiter(2, 10*time.Second, clock.Now)
+	l := server.NewLoginLimiter(2, 10*time.Second, clock.Now)
 	// Refunded attempts (successful logins) cost nothing.
 	for range 5 {
-		if ok, _ := l.take("a"); !ok {
+		if ok, _ := l.Take("a"); !ok {
 			t.Fatal("a refunded attempt was charged")
 		}
-		l.refund("a")
+		l.Refund("a")
 	}
 	for range 2 {
-		if ok, _ := l.take("a"); !ok {
+		if ok, _ := l.Take("a"); !ok {
 			t.Fatal("attempt within the burst refused")
 		}
 	}
-	if ok, wait := l.take("a"); ok || wait != 10 {
+	if ok, wait := l.Take("a"); ok || wait != 10 {
 		t.Fatalf("after the burst: allowed %v wait %d", ok, wait)
 	}
-	if ok, _ := l.take("b"); !ok {
+	if ok, _ := l.Take("b"); !ok {
 		t.Fatal("another address is limited too")
 	}
 	clock.Advance(5 * time.Second)
-	if ok, wait := l.take("a"); ok || wait != 5 {
+	if ok, wait := l.Take("a"); ok || wait != 5 {
 		t.Fatalf("half refilled: allowed %v wait %d", ok, wait)
 	}
 	clock.Advance(5 * time.Second)
-	if ok, _ := l.take("a"); !ok {
+	if ok, _ := l.Take("a"); !ok {
 		t.Fatal("refilled address refused")
 	}
 	// Refill never exceeds the burst.
 	clock.Advance(time.Hour)
-	l.take("a")
-	l.take("a")
-	if ok, _ := l.take("a"); ok {
+	l.Take("a")
+	l.Take("a")
+	if ok, _ := l.Take("a"); ok {
 		t.Fatal("a long pause banked more than the burst")
 	}
 }
