@@ -280,3 +280,21 @@ func (p *processPlugin) Close(context.Context) error {
 	}
 	return err
 }
+
+// kill ends the process at once (a stop that ran out of time); calls in
+// flight fail with ErrPluginFailed.
+func (p *processPlugin) kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+}
+
+// killPlugin kills p when it is an external process.
+func killPlugin(p any) {
+	if pp, ok := p.(*processPlugin); ok {
+		pp.kill()
+	}
+}

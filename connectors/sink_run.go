@@ -99,6 +99,7 @@ func (c *connector) startSink(ctx context.Context, cfg *ConnectorConfig, snk plu
 		case <-time.After(timeout):
 			log.Warn("sink tasks did not stop within the shutdown timeout; closing the client under them", zap.Duration("timeout", timeout))
 			_ = cl.Close()
+			killPlugin(snk)
 			<-done
 		}
 	}

@@ -99,6 +99,9 @@ func (c *connector) startSource(ctx context.Context, cfg *ConnectorConfig, src p
 			log.Warn("source did not drain within the shutdown timeout, cancelling", zap.Duration("timeout", timeout))
 		}
 		cancelSend()
+		// An external plugin stuck in a poll would hold the run until its
+		// call timeout: kill it.
+		killPlugin(src)
 		<-done
 	}
 	return &instance{stop: stop, done: done}, nil
