@@ -73,8 +73,11 @@ type Client struct {
 	closing  bool
 }
 
-// Dial connects to address over TCP and, when WithCredentials or WithToken
-// is given, logs in. The context bounds the connect and the login.
+// Dial connects to address and, when WithCredentials or WithToken
+// is given, logs in. The context bounds the connect and the login. The
+// transport comes from the address scheme (tcp://, tls://, ws://, wss://,
+// quic://; a plain host:port is TCP) or from WithTransport, WithTLS or
+// WithQUIC; every method works the same over each.
 func Dial(ctx context.Context, address string, opts ...Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -197,16 +200,13 @@ func (c *Client) connectLocked(ctx context.Context) error {
 		dialCtx, cancel = context.WithTimeout(ctx, c.opts.dialTimeout)
 		defer cancel()
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(dialCtx, "tcp", c.address)
+	transport, hostPort, err := resolveTransport(c.address, &c.opts)
 	if err != nil {
-		return fmt.Errorf("%w: cannot connect to %s: %w", ErrConnectionLost, c.address, err)
+		return err
 	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		if err := tcp.SetNoDelay(true); err != nil {
-			_ = conn.Close()
-			return fmt.Errorf("client: set TCP_NODELAY: %w", err)
-		}
+	conn, err := dialTransport(dialCtx, transport, hostPort, &c.opts)
+	if err != nil {
+		return fmt.Errorf("%w: cannot connect to %s over %s: %w", ErrConnectionLost, hostPort, transport, err)
 	}
 	c.connMu.Lock()
 	defer c.connMu.Unlock()

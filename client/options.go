@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"time"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -40,6 +41,9 @@ type options struct {
 	sdkVersion         string
 	protocolVersion    uint32
 	stampChecksums     bool
+	transport          Transport
+	tlsConfig          *tls.Config
+	quic               bool
 }
 
 func defaultOptions() options {
@@ -97,4 +101,34 @@ func WithProtocolVersion(v uint32) Option {
 // Register and Logout on or off (on by default, as the Rust SDK does).
 func WithRequestChecksums(on bool) Option {
 	return func(o *options) { o.stampChecksums = on }
+}
+
+// WithTransport selects the binary transport when the address has no
+// scheme (an address scheme takes precedence).
+func WithTransport(t Transport) Option {
+	return func(o *options) { o.transport = t }
+}
+
+// WithTLS sets the TLS settings of the tls, wss and quic transports and,
+// for a plain host:port address, selects TLS over TCP. A nil config uses
+// the system roots. The config is cloned; ServerName defaults to the
+// address's host.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) {
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		o.tlsConfig = cfg
+	}
+}
+
+// WithQUIC selects QUIC (one stream per request, ALPN "iggy") for a plain
+// host:port address, with cfg as its TLS settings (nil: system roots).
+func WithQUIC(cfg *tls.Config) Option {
+	return func(o *options) {
+		o.quic = true
+		if cfg != nil {
+			o.tlsConfig = cfg
+		}
+	}
 }
