@@ -175,7 +175,9 @@ func (s *Server) handleFrame(c *connection, header, body []byte) ([]byte, bool) 
 	c.lastSeen = time.Now()
 	c.mu.Unlock()
 	s.metrics.requests.Inc()
+	started := time.Now()
 	r := s.dispatch(c, &h, body)
+	s.metrics.observeRequest(&h, r, started)
 	return c.encode(&h, r), true
 }
 

@@ -1,23 +1,41 @@
 package server
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // metrics are the server's Prometheus collectors, in a registry of their
-// own so that several servers can live in one test process.
+// own so that several servers can live in one test process. The README
+// documents every series.
 type metrics struct {
 	registry *prometheus.Registry
 
 	requests         prometheus.Counter
+	requestDuration  *prometheus.HistogramVec
+	errors           *prometheus.CounterVec
 	connections      prometheus.Gauge
+	connectionsByTr  *prometheus.GaugeVec
 	messagesSent     prometheus.Counter
 	bytesSent        prometheus.Counter
 	messagesPolled   prometheus.Counter
+	topicAppended    *prometheus.CounterVec
+	topicBytes       *prometheus.CounterVec
+	topicPolled      *prometheus.CounterVec
 	metadataOps      prometheus.Counter
 	partitionSyncs   prometheus.Counter
+	syncDuration     prometheus.Histogram
+	flushes          prometheus.Counter
+	segmentsSealed   prometheus.Counter
 	recoveredTornOff prometheus.Counter
 }
+
+// requestBuckets are the latency buckets of request histograms (seconds).
+var requestBuckets = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 
 // newMetrics creates and registers the collectors.
 func newMetrics() *metrics {
@@ -26,9 +44,19 @@ func newMetrics() *metrics {
 		requests: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_requests_total", Help: "Client requests received.",
 		}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "strata_request_duration_seconds", Help: "Time to handle a request, by command.",
+			Buckets: requestBuckets,
+		}, []string{"command"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_request_errors_total", Help: "Requests answered with an error, by Iggy error code.",
+		}, []string{"code"}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "strata_connections", Help: "Open client connections.",
+			Name: "strata_connections", Help: "Open client connections and sessions.",
 		}),
+		connectionsByTr: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "strata_transport_connections", Help: "Open client connections by transport.",
+		}, []string{"transport"}),
 		messagesSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_messages_appended_total", Help: "Messages appended to partitions.",
 		}),
@@ -38,17 +66,87 @@ func newMetrics() *metrics {
 		messagesPolled: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_messages_polled_total", Help: "Messages returned by polls.",
 		}),
+		topicAppended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_topic_messages_appended_total", Help: "Messages appended, by stream and topic id.",
+		}, []string{"stream", "topic"}),
+		topicBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_topic_bytes_appended_total", Help: "Batch bytes appended, by stream and topic id.",
+		}, []string{"stream", "topic"}),
+		topicPolled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_topic_messages_polled_total", Help: "Messages polled, by stream and topic id.",
+		}, []string{"stream", "topic"}),
 		metadataOps: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_metadata_operations_total", Help: "Metadata operations committed.",
 		}),
 		partitionSyncs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_partition_syncs_total", Help: "fdatasync calls on partition segments (group commits).",
 		}),
+		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "strata_partition_sync_duration_seconds", Help: "Duration of partition fdatasync calls.",
+			Buckets: requestBuckets,
+		}),
+		flushes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_partition_flushes_total", Help: "Writes of buffered batches to segments.",
+		}),
+		segmentsSealed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_segments_sealed_total", Help: "Segments sealed because they reached the segment size.",
+		}),
 		recoveredTornOff: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_recovery_dropped_bytes_total", Help: "Bytes of torn segment tails dropped at recovery.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.connections, m.messagesSent, m.bytesSent,
-		m.messagesPolled, m.metadataOps, m.partitionSyncs, m.recoveredTornOff)
+	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
+		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
+		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff)
 	return m
+}
+
+// transportName is the transport label of a connection.
+func transportName(transport uint8) string {
+	switch transport {
+	case transportTCP:
+		return "tcp"
+	case transportQUIC:
+		return "quic"
+	case transportWebSocket:
+		return "websocket"
+	case wire.TransportHTTP:
+		return "http"
+	}
+	return "other"
+}
+
+// commandName names a request for the duration histogram.
+func commandName(h *wire.RequestHeader) string {
+	if h.Operation == wire.OpNonReplicated {
+		return h.Code.String()
+	}
+	return h.Operation.String()
+}
+
+// observeRequest records a handled request.
+func (m *metrics) observeRequest(h *wire.RequestHeader, r response, started time.Time) {
+	m.requestDuration.WithLabelValues(commandName(h)).Observe(time.Since(started).Seconds())
+	code := r.status
+	if code == wire.ErrorCodeOK && r.evict != 0 {
+		code = r.evict.SDKError(0, 0)
+	}
+	if code == wire.ErrorCodeOK && h.Operation.IsResultFramed() && len(r.body) >= 12 && r.body[0] == 1 {
+		code = wire.ErrorCode(uint32(r.body[8]) | uint32(r.body[9])<<8 | uint32(r.body[10])<<16 | uint32(r.body[11])<<24)
+	}
+	if code != wire.ErrorCodeOK {
+		m.errors.WithLabelValues(strconv.FormatUint(uint64(code), 10)).Inc()
+	}
+}
+
+// registerShards exports each shard's inbox depth.
+func (s *Server) registerShardMetrics() {
+	for _, sh := range s.shards {
+		sh := sh
+		s.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "strata_shard_queue_depth",
+			Help:        "Tasks waiting in a shard's inbox.",
+			ConstLabels: prometheus.Labels{"shard": strconv.Itoa(sh.ID())},
+		}, func() float64 { return float64(sh.QueueDepth()) }))
+	}
 }

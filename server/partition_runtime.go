@@ -3,7 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -52,6 +55,8 @@ type partitionRuntime struct {
 	opBuf []byte
 	// fenced is set after a storage failure; the partition refuses writes.
 	fenced error
+	// appended, appendedBytes and polled are the topic's metric series.
+	appended, appendedBytes, polled prometheus.Counter
 }
 
 // openPartition opens and recovers a partition directory.
@@ -71,6 +76,10 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
 	p := &partitionRuntime{s: s, key: k, dir: dir, log: log, sb: sb, owner: owner}
+	streamLabel, topicLabel := strconv.FormatUint(uint64(k.stream), 10), strconv.FormatUint(uint64(k.topic), 10)
+	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)
+	p.appendedBytes = s.metrics.topicBytes.WithLabelValues(streamLabel, topicLabel)
+	p.polled = s.metrics.topicPolled.WithLabelValues(streamLabel, topicLabel)
 	p.group = newGroupSync(p.syncLog)
 	p.persisted = opts.Durability == metadata.DurabilityPersisted || opts.EnforceFsync || s.cfg.System.Partition.EnforceFsync
 	p.offsetsPersisted = opts.ConsumerOffsetDurability == metadata.DurabilityPersisted
@@ -125,7 +134,10 @@ func (p *partitionRuntime) syncLog() error {
 	var syncErr error
 	if err := p.run(func() {
 		p.s.metrics.partitionSyncs.Inc()
-		if syncErr = p.log.Sync(); syncErr != nil {
+		started := time.Now()
+		syncErr = p.log.Sync()
+		p.s.metrics.syncDuration.Observe(time.Since(started).Seconds())
+		if syncErr != nil {
 			p.fence(syncErr)
 		}
 	}); err != nil {
@@ -182,8 +194,11 @@ func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) (
 	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
 		return nil, wire.ErrInvalidMessagesCount, 0
 	}
-	p.s.metrics.messagesSent.Add(float64(wire.BatchView(batch).MessageCount()))
+	messages := float64(wire.BatchView(batch).MessageCount())
+	p.s.metrics.messagesSent.Add(messages)
 	p.s.metrics.bytesSent.Add(float64(len(batch)))
+	p.appended.Add(messages)
+	p.appendedBytes.Add(float64(len(batch)))
 	if p.persisted || p.machine.FlushDue() {
 		if err := p.flushLocked(); err != nil {
 			return nil, wire.ErrCannotSaveMessagesToSegment, 0
@@ -213,11 +228,16 @@ func (p *partitionRuntime) flushLocked() error {
 	last := batches[len(batches)-1]
 	view := wire.BatchView(last)
 	upto := view.BaseOffset() + uint64(view.MessageCount()) - 1
+	segments := p.log.Stats().Segments
+	p.s.metrics.flushes.Inc()
 	if err := p.log.Append(data); err != nil {
 		p.fence(err)
 		return err
 	}
 	p.machine.MarkFlushed(upto)
+	if sealed := p.log.Stats().Segments - segments; sealed > 0 {
+		p.s.metrics.segmentsSealed.Add(float64(sealed))
+	}
 	return nil
 }
 
@@ -300,6 +320,7 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 	}
 	_ = (&wire.PolledMessagesHeader{PartitionID: p.key.partition, CurrentOffset: current, Count: got}).Encode(dst[headerAt:])
 	p.s.metrics.messagesPolled.Add(float64(got))
+	p.polled.Add(float64(got))
 	if autoCommit && got > 0 {
 		lastReturned := first + uint64(got) - 1
 		p.applyOffsetLocked(partition.StoreConsumerOffset{Consumer: consumer, Offset: lastReturned, Mode: partition.StoreAutoCommit}.Encode(partition.Envelope{}), partition.OperationStoreConsumerOffset, false)

@@ -358,6 +358,7 @@ func (s *Server) addConn(c *connection) {
 	defer s.mu.Unlock()
 	s.conns[c.id] = c
 	s.metrics.connections.Inc()
+	s.metrics.connectionsByTr.WithLabelValues(transportName(c.transport)).Inc()
 }
 
 // removeConn forgets a closed connection and ends its session.
@@ -366,6 +367,7 @@ func (s *Server) removeConn(c *connection) {
 	delete(s.conns, c.id)
 	s.mu.Unlock()
 	s.metrics.connections.Dec()
+	s.metrics.connectionsByTr.WithLabelValues(transportName(c.transport)).Dec()
 	if bound, _, client, _ := c.binding(); bound {
 		s.meta.releaseSession(client, c.id)
 		s.releaseGroupMemberships(client)
@@ -457,6 +459,7 @@ func (s *Server) startShards() error {
 		return fmt.Errorf("start shards: %w", err)
 	}
 	s.plan, s.shards = plan, shards
+	s.registerShardMetrics()
 	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()))
 	return nil
 }

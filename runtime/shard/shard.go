@@ -264,6 +264,10 @@ func (s *Shard) Stop() {
 	<-s.exited
 }
 
+// QueueDepth is the number of tasks waiting in the inbox (a metric; the
+// value may be stale by the time the caller reads it).
+func (s *Shard) QueueDepth() int { return len(s.inbox) }
+
 // AssertOwner panics, in the invariants build, unless called from the
 // shard's own loop goroutine. State owned by a shard (its partitions)
 // calls it on every access; release builds compile it to nothing.

@@ -1,0 +1,67 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/stratabroker/strata/client"
+)
+
+// TestMetricsMove checks the documented series change with traffic.
+func TestMetricsMove(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	c := ts.connect()
+	if _, err := c.CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx(t), client.ID(0), "t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	sent := sendAll(t, c, client.ID(0), client.ID(0), 1, 30, 50, 10)
+	pollAll(t, c, client.ID(0), client.ID(0), 0, sent[0])
+	if _, err := c.CreateStream(ctx(t), "s"); err == nil {
+		t.Fatal("duplicate stream accepted")
+	}
+	reg := ts.srv.MetricsRegistry()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				name += "," + l.GetName() + "=" + l.GetValue()
+			}
+			switch {
+			case m.GetCounter() != nil:
+				values[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				values[name] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				values[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	want := map[string]float64{
+		"strata_topic_messages_polled_total,stream=0,topic=0":   30,
+		"strata_topic_messages_appended_total,stream=0,topic=0": 30,
+		"strata_messages_appended_total":                        30,
+		"strata_request_errors_total,code=1012":                 1,
+		"strata_transport_connections,transport=tcp":            1,
+	}
+	for name, v := range want {
+		if values[name] != v {
+			t.Errorf("%s = %v, want %v", name, values[name], v)
+		}
+	}
+	if values["strata_request_duration_seconds,command=SendMessages"] < 3 {
+		t.Errorf("send latency histogram has %v samples", values["strata_request_duration_seconds,command=SendMessages"])
+	}
+	if _, ok := values["strata_shard_queue_depth,shard=0"]; !ok {
+		t.Error("no shard queue depth series")
+	}
+	if _, ok := values["strata_partition_flushes_total"]; !ok {
+		t.Error("no flush counter")
+	}
+}
