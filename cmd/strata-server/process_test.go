@@ -93,6 +93,13 @@ func startProcess(t *testing.T, dir string, env ...string) *process {
 	cmd := exec.Command(serverBinary, "--with-default-root-credentials")
 	cmd.Env = append(os.Environ(), "STRATA_SYSTEM_PATH="+dir, "STRATA_TCP_ADDRESS=127.0.0.1:0")
 	cmd.Env = append(cmd.Env, env...)
+	return startCmd(t, cmd)
+}
+
+// startCmd starts a prepared strata-server command and waits for its
+// banner.
+func startCmd(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -390,4 +397,38 @@ func TestHTTPAPIThroughTheBinary(t *testing.T) {
 	call("DELETE", "/users/logout", token, "", 204)
 	call("GET", "/streams", token, "", 401)
 	p.terminate(t)
+}
+
+// generatedPassword is the boot line of a root user created without a
+// password.
+var generatedPassword = regexp.MustCompile(`root user created: username "([^"]+)", password "([^"]+)"`)
+
+// TestRandomRootPasswordPrintedOnce: without credentials the first boot
+// prints a generated root password that works; the next boot does not
+// print it again.
+func TestRandomRootPasswordPrintedOnce(t *testing.T) {
+	dir := t.TempDir()
+	cmd := func() *process {
+		t.Helper()
+		c := exec.Command(serverBinary)
+		c.Env = append(os.Environ(), "STRATA_SYSTEM_PATH="+dir, "STRATA_TCP_ADDRESS=127.0.0.1:0")
+		return startCmd(t, c)
+	}
+	p := cmd()
+	m := p.waitFor(t, generatedPassword)
+	c, err := client.Dial(context.Background(), p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoginUser(context.Background(), m[1], m[2]); err != nil {
+		t.Fatalf("login with the printed password: %v", err)
+	}
+	_ = c.Close()
+	p.terminate(t)
+	p2 := cmd()
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(p2.stderr.String(), m[2]) {
+		t.Fatal("the generated password was printed again")
+	}
+	p2.terminate(t)
 }
