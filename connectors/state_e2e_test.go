@@ -30,7 +30,9 @@ interval = "2ms"
 		_, err := os.Stat(filepath.Join(stateDir, "source_gen.state"))
 		return err == nil
 	})
-	if err := os.RemoveAll(stateDir); err != nil {
+	// Rename is atomic: no save can slip a file into a half-deleted
+	// directory.
+	if err := os.Rename(stateDir, stateDir+".lost"); err != nil {
 		t.Fatal(err)
 	}
 	var in connectors.ConnectorInfo
