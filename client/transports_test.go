@@ -129,6 +129,9 @@ func TestTransports(t *testing.T) {
 		binaryCase("quic", plain["quic"], client.WithQUIC(insecure)),
 		binaryCase("ws", "ws://"+plain["websocket"]),
 		binaryCase("wss", "wss://"+secure["websocket"], client.WithTLS(insecure)),
+		{name: "http", dial: func(ctx context.Context, username, password string) (suiteClient, error) {
+			return client.DialHTTP(ctx, "http://"+plain["http"], client.WithCredentials(username, password))
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runSuite(t, tc) })
@@ -411,7 +414,7 @@ func scenarioPermissions(ctx context.Context, t *testing.T, tc transportCase, ro
 	if client.CodeOf(err) != wire.ErrUnauthorized {
 		t.Fatalf("reader sends: %v, want code %d", err, wire.ErrUnauthorized)
 	}
-	if _, err := root.GetStream(ctx, client.Named(prefix + "forbidden")); !errors.Is(err, client.ErrNotFound) {
+	if _, err := root.GetStream(ctx, client.Named(prefix+"forbidden")); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("the refused stream exists: %v", err)
 	}
 	polled, err := reader.PollMessages(ctx, client.PollRequest{Consumer: client.IndividualConsumer(client.ID(1)),
