@@ -106,10 +106,54 @@ func TestTinyWorkloads(t *testing.T) {
 		}
 	})
 
-	t.Run("consumer groups gated", func(t *testing.T) {
-		_, err := Run(ctx, target, tiny(ModeBalancedConsumerGroup), false)
-		if !errors.Is(err, ErrNotAvailable) || !strings.Contains(err.Error(), "consumer groups") {
-			t.Fatalf("got %v", err)
+	t.Run("consumer group, 2 members on 4 partitions", func(t *testing.T) {
+		w := tiny(ModeBalancedConsumerGroup)
+		w.Consumers, w.Partitions, w.Batches = 2, 4, 10
+		res, err := Run(ctx, target, w, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const perPartition = 10 * 100
+		const want = 4 * perPartition
+		if res.Producers != nil || res.Consumers.Messages != want || res.Verified != want {
+			t.Fatalf("group read %d, verified %d; want %d", res.Consumers.Messages, res.Verified, want)
+		}
+		// Members join in order before polling: A=[0,1], B=[3,2] (§7), so
+		// each reads two partitions.
+		for _, a := range res.Consumers.Actors {
+			if a.Messages != 2*perPartition || a.Partition != partitionUnknown {
+				t.Fatalf("member %d read %d messages, want %d", a.Index, a.Messages, 2*perPartition)
+			}
+		}
+		g := res.Group
+		if g == nil || g.Members != 2 || g.Commits < want/100 || g.CommitLatency.Count != int64(g.Commits) || g.Syncs < 2 {
+			t.Fatalf("group figures: %+v", g)
+		}
+		if res.Consumers.MBps <= 0 || res.Consumers.Latency.Count < int64(g.Commits) {
+			t.Fatalf("consumer figures: %+v", res.Consumers)
+		}
+		// The commits landed: the group's stored offset is each
+		// partition's last offset.
+		for p, id := range target.partitionIDs {
+			off, err := target.admin.GetConsumerOffset(ctx, client.GroupConsumer(client.Named(groupName)),
+				client.ID(target.streams[0]), client.ID(target.topics[0]), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if off.StoredOffset != perPartition-1 {
+				t.Fatalf("partition %d: group offset %d, want %d", p, off.StoredOffset, perPartition-1)
+			}
+		}
+	})
+
+	t.Run("consumer group needs one stream and a target with groups", func(t *testing.T) {
+		w := tiny(ModeBalancedConsumerGroup)
+		w.Streams = 2
+		if _, err := Run(ctx, target, w, false); !errors.Is(err, ErrConfig) {
+			t.Fatalf("two streams: %v", err)
+		}
+		if _, err := Run(ctx, corruptingTarget{target}, tiny(ModeBalancedConsumerGroup), false); !errors.Is(err, ErrNotAvailable) {
+			t.Fatalf("target without groups: %v", err)
 		}
 	})
 }

@@ -162,7 +162,7 @@ func headlineP99(r *Result) float64 {
 	switch {
 	case r.EndToEnd != nil:
 		return r.EndToEnd.P99
-	case r.Workload.Mode == ModePinnedConsumer && r.Consumers != nil:
+	case r.Workload.consumerOnly() && r.Consumers != nil:
 		return r.Consumers.Latency.P99
 	case r.Producers != nil:
 		return r.Producers.Latency.P99

@@ -52,7 +52,7 @@ type Workload struct {
 	// run pre-fills per partition); 0 means run for Duration.
 	Batches  int           `json:"batches"`
 	Duration time.Duration `json:"duration_ns"`
-	// Warmup is unmeasured time at the start; in pinned-consumer runs it
+	// Warmup is unmeasured time at the start; in consumer-only runs it
 	// lengthens the pre-fill instead (every poll of the finite pre-filled
 	// volume is measured).
 	Warmup     time.Duration `json:"warmup_ns"`
@@ -67,13 +67,19 @@ type Workload struct {
 
 // needsProducers reports whether the mode runs producers while measured.
 func (w *Workload) needsProducers() bool {
-	return w.Mode != ModePinnedConsumer
+	return !w.consumerOnly()
+}
+
+// consumerOnly reports whether the mode pre-fills its partitions unmeasured
+// and measures only consumers (pinned-consumer, balanced-consumer-group).
+func (w *Workload) consumerOnly() bool {
+	return w.Mode == ModePinnedConsumer || w.Mode == ModeBalancedConsumerGroup
 }
 
 // needsConsumers reports whether the mode runs consumers.
 func (w *Workload) needsConsumers() bool {
 	switch w.Mode {
-	case ModePinnedConsumer, ModePinnedProducerAndConsumer, ModeEndToEnd:
+	case ModePinnedConsumer, ModePinnedProducerAndConsumer, ModeEndToEnd, ModeBalancedConsumerGroup:
 		return true
 	}
 	return false
@@ -98,9 +104,8 @@ func (w *Workload) Validate() error {
 		w.Durability = "replicated"
 	}
 	switch w.Mode {
-	case ModePinnedProducer, ModePinnedConsumer, ModePinnedProducerAndConsumer, ModeBalancedProducer, ModeEndToEnd:
-	case ModeBalancedConsumerGroup:
-		return fmt.Errorf("%w: %s is not available until consumer groups land in the broker", ErrNotAvailable, w.Mode)
+	case ModePinnedProducer, ModePinnedConsumer, ModePinnedProducerAndConsumer, ModeBalancedProducer, ModeEndToEnd,
+		ModeBalancedConsumerGroup:
 	default:
 		return fmt.Errorf("%w: unknown mode %q", ErrConfig, w.Mode)
 	}
@@ -110,7 +115,7 @@ func (w *Workload) Validate() error {
 	if w.Consumers == 0 && w.needsConsumers() {
 		w.Consumers = 1
 	}
-	if w.Mode == ModePinnedConsumer && w.Producers == 0 {
+	if w.consumerOnly() && w.Producers == 0 {
 		w.Producers = w.slots() // the pre-fill writers
 	}
 	switch {
@@ -134,7 +139,10 @@ func (w *Workload) Validate() error {
 	if w.pinned() && w.Producers > w.slots() {
 		return fmt.Errorf("%w: %d pinned producers need as many (stream, partition) pairs, have %d", ErrConfig, w.Producers, w.slots())
 	}
-	if w.needsConsumers() && w.Consumers > w.slots() {
+	if w.Mode == ModeBalancedConsumerGroup && w.Streams != 1 {
+		return fmt.Errorf("%w: %s runs one group on one topic (streams 1, got %d)", ErrConfig, w.Mode, w.Streams)
+	}
+	if w.needsConsumers() && w.Mode != ModeBalancedConsumerGroup && w.Consumers > w.slots() {
 		return fmt.Errorf("%w: %d consumers need as many (stream, partition) pairs, have %d", ErrConfig, w.Consumers, w.slots())
 	}
 	if w.Mode == ModeEndToEnd && w.Consumers != w.Producers {

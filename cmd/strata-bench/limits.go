@@ -41,7 +41,7 @@ type Limits struct {
 
 // For returns the limit a workload is compared with, and its name.
 func (l *Limits) For(w Workload) (float64, string) {
-	if w.Durability == "persisted" && w.Mode != ModePinnedConsumer {
+	if w.Durability == "persisted" && !w.consumerOnly() {
 		return l.WriteSyncMBps, "write+fdatasync"
 	}
 	return l.LoopbackMBps, "loopback"

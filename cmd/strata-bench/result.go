@@ -124,15 +124,36 @@ type Result struct {
 	// Verified counts polled messages that passed verification.
 	Verified uint64          `json:"verified_messages"`
 	Timeline []TimelinePoint `json:"timeline"`
+	// Group is what a balanced-consumer-group run observed of its group.
+	Group *GroupResult `json:"consumer_group,omitempty"`
 	// ServerRSSPeakBytes is the server's peak resident set (suite runs
 	// against a child process only).
 	ServerRSSPeakBytes uint64 `json:"server_rss_peak_bytes,omitempty"`
 }
 
+// GroupResult is the consumer-group side of a balanced-consumer-group run.
+type GroupResult struct {
+	Members int `json:"members"`
+	// Syncs counts SyncConsumerGroup calls.
+	Syncs uint64 `json:"syncs"`
+	// FencedPolls counts polls answered with partition_id 0xFFFFFFFF (the
+	// member no longer may poll that partition and re-syncs).
+	FencedPolls uint64 `json:"fenced_polls"`
+	// GenerationChanges counts syncs that returned a generation other than
+	// the member's previous one (rebalances the members noticed).
+	GenerationChanges uint64 `json:"generation_changes"`
+	// Generation is the highest group generation a member saw.
+	Generation uint64 `json:"generation"`
+	// Commits counts StoreConsumerOffset calls; CommitLatency is their
+	// round trip.
+	Commits       uint64  `json:"commits"`
+	CommitLatency Latency `json:"commit_latency"`
+}
+
 // headline returns the figure a workload is judged by: consumer MB/s for
-// consumer-only runs, else producer MB/s.
+// consumer-only runs (pinned-consumer, balanced-consumer-group), else producer MB/s.
 func (r *Result) headline() float64 {
-	if r.Workload.Mode == ModePinnedConsumer && r.Consumers != nil {
+	if r.Workload.consumerOnly() && r.Consumers != nil {
 		return r.Consumers.MBps
 	}
 	if r.Producers != nil {

@@ -68,14 +68,28 @@ func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, er
 	r := &run{w: &w, target: target, produced: make([]atomic.Uint64, w.slots()), e2e: newHistogram()}
 	res := &Result{Workload: w, Target: target.Name(), Started: time.Now()}
 
-	if w.Mode == ModePinnedConsumer {
+	if w.consumerOnly() {
 		// Pre-fill every slot, unmeasured (for the duration plus the
 		// warm-up), then measure the consumers.
+		var gt GroupTarget
+		if w.Mode == ModeBalancedConsumerGroup {
+			var ok bool
+			if gt, ok = target.(GroupTarget); !ok {
+				return nil, fmt.Errorf("%w: %s has no consumer groups for %s", ErrNotAvailable, target.Name(), w.Mode)
+			}
+		}
 		r.schedule(time.Now().Add(w.Warmup), 0)
 		if _, err := r.actors(ctx, w.slots(), r.producer, false); err != nil {
 			return nil, fmt.Errorf("pre-fill: %w", err)
 		}
 		r.producersDone.Store(true)
+		if gt != nil {
+			if err := r.runGroup(ctx, gt, res, live); err != nil {
+				return nil, err
+			}
+			res.Verified = r.verified.Load()
+			return res, nil
+		}
 		// The pre-filled volume is finite and a consumer may read it all
 		// within a warm-up, so consumer-only runs measure every poll.
 		r.schedule(time.Now(), 0)

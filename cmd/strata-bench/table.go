@@ -32,7 +32,7 @@ func printResults(out io.Writer, results []*Result, limits *Limits) {
 			if len(side.rr.Actors) > 1 {
 				for _, a := range side.rr.Actors {
 					part := fmt.Sprint(a.Partition)
-					if !r.Workload.pinned() {
+					if !r.Workload.pinned() || a.Partition == partitionUnknown {
 						part = "*"
 					}
 					row(tw, "", "", fmt.Sprintf("#%d s%d/p%s", a.Index, a.Stream, part), a.MBps, a.MsgsPerSec, a.Latency, "")
@@ -46,6 +46,10 @@ func printResults(out io.Writer, results []*Result, limits *Limits) {
 	_ = tw.Flush()
 	for _, r := range results {
 		extra := []string{fmt.Sprintf("%d messages verified", r.Verified)}
+		if g := r.Group; g != nil {
+			extra = append(extra, fmt.Sprintf("group of %d: %d commits (p50 %.3f ms, p99 %.3f ms), %d syncs, %d fenced polls, %d generation changes, generation %d",
+				g.Members, g.Commits, g.CommitLatency.P50, g.CommitLatency.P99, g.Syncs, g.FencedPolls, g.GenerationChanges, g.Generation))
+		}
 		if r.ServerRSSPeakBytes > 0 {
 			extra = append(extra, fmt.Sprintf("server peak RSS %.0f MiB", float64(r.ServerRSSPeakBytes)/(1<<20)))
 		}

@@ -40,3 +40,33 @@ type ConsumerConn interface {
 	Poll(ctx context.Context, stream int, partition uint32, offset uint64, count int, dst []client.Message) ([]client.Message, error)
 	Close() error
 }
+
+// GroupTarget is a Target that also runs consumer groups (Strata does;
+// the NATS mapping has no equivalent, so balanced-consumer-group is not
+// compared).
+type GroupTarget interface {
+	Target
+	// CreateGroup creates the consumer group name on stream 0's topic.
+	CreateGroup(ctx context.Context, name string) error
+	// GroupMember opens member i's own connection to group name.
+	GroupMember(ctx context.Context, i int, name string) (GroupMemberConn, error)
+}
+
+// GroupMemberConn is one consumer-group member. Partitions are indexes
+// 0..partitions-1, as elsewhere in the workload.
+type GroupMemberConn interface {
+	// Join makes this connection a member of the group.
+	Join(ctx context.Context) error
+	// Sync returns the group generation and the partitions this member may
+	// poll now, appended to dst[:0].
+	Sync(ctx context.Context, dst []uint32) (generation uint64, partitions []uint32, err error)
+	// Poll reads up to count messages of partition after the group's
+	// committed offset into dst (reusing its backing array). fenced is set
+	// when the broker refused the partition to this member (re-sync).
+	Poll(ctx context.Context, partition uint32, count int, dst []client.Message) (msgs []client.Message, fenced bool, err error)
+	// Commit stores offset as the group's offset of partition.
+	Commit(ctx context.Context, partition uint32, offset uint64) error
+	// Leave ends the membership.
+	Leave(ctx context.Context) error
+	Close() error
+}
