@@ -255,6 +255,9 @@ func TestTinySuiteOnChildServer(t *testing.T) {
 		if r.Workload.needsConsumers() && r.Consumers.Messages == 0 {
 			t.Fatalf("%s consumed nothing", r.Workload.Name)
 		}
+		if r.Workload.Mode == ModeBalancedConsumerGroup && (r.Group == nil || r.Group.Commits == 0 || r.Consumers.Messages != 3*1000*uint64(r.Workload.Partitions)) {
+			t.Fatalf("%s: group %+v, consumed %d", r.Workload.Name, r.Group, r.Consumers.Messages)
+		}
 		if r.ServerRSSPeakBytes == 0 {
 			t.Fatalf("%s: no server RSS", r.Workload.Name)
 		}

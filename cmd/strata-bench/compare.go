@@ -47,7 +47,8 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // runCompare runs every suite workload on Strata and on NATS JetStream,
-// alternating, each on a fresh server and data directory.
+// alternating, each on a fresh server and data directory; consumer-group
+// workloads are skipped (no NATS mapping).
 func runCompare(ctx context.Context, sf *suiteFlags, natsBin, natsVersion string, progress io.Writer) (rep *Report, err error) {
 	spec, workloads, err := loadSuite(sf.duration, sf.warmup, sf.batches)
 	if err != nil {
@@ -74,6 +75,12 @@ func runCompare(ctx context.Context, sf *suiteFlags, natsBin, natsVersion string
 	var all []*Result
 	var comps []Comparison
 	for i, w := range workloads {
+		if w.Mode == ModeBalancedConsumerGroup {
+			// The NATS mapping has no consumer groups (natsTarget is not a
+			// GroupTarget): there is nothing to pair this run with.
+			fmt.Fprintf(progress, "skipping %s: no NATS JetStream equivalent in this comparison\n", w.Name)
+			continue
+		}
 		// Strata first, then NATS, each at its own measured peak for rated
 		// workloads (so both run at half of their own peak).
 		ws, wn := w, w
