@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -50,15 +51,16 @@ type suiteClient interface {
 	Close() error
 }
 
-// transportCase is one transport under test: dial logs in as a user.
+// transportCase is one transport under test: dial connects and logs in
+// with the given login option (WithCredentials or WithToken).
 type transportCase struct {
 	name string
-	dial func(ctx context.Context, username, password string) (suiteClient, error)
+	dial func(ctx context.Context, login client.Option) (suiteClient, error)
 }
 
 // startBroker starts a real broker in-process over a temporary data
-// directory with the given STRATA_ overrides and returns it with its
-// [bound] addresses.
+// directory with the given STRATA_ overrides and returns its [bound]
+// addresses.
 func startBroker(t *testing.T, env ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
@@ -99,42 +101,130 @@ func startBroker(t *testing.T, env ...string) map[string]string {
 	return doc.Bound
 }
 
-// binaryCase dials the binary Client at address with options.
-func binaryCase(name, address string, opts ...client.Option) transportCase {
-	return transportCase{name: name, dial: func(ctx context.Context, username, password string) (suiteClient, error) {
-		all := append([]client.Option{client.WithCredentials(username, password), client.WithTransientBackoff(0)}, opts...)
+// binaryDial dials the binary Client at address with options.
+func binaryDial(address string, opts ...client.Option) func(context.Context, client.Option) (suiteClient, error) {
+	return func(ctx context.Context, login client.Option) (suiteClient, error) {
+		all := append([]client.Option{login, client.WithTransientBackoff(0)}, opts...)
 		return client.Dial(ctx, address, all...)
-	}}
+	}
 }
 
-// TestTransports runs the shared client suite over every transport
-// against real brokers: one with plain TCP, QUIC, WebSocket and HTTP, one
-// with TLS on TCP and WebSocket.
-func TestTransports(t *testing.T) {
-	plain := startBroker(t, "STRATA_QUIC_ENABLED=true", "STRATA_QUIC_ADDRESS=127.0.0.1:0",
-		"STRATA_WEBSOCKET_ENABLED=true", "STRATA_WEBSOCKET_ADDRESS=127.0.0.1:0",
-		"STRATA_HTTP_ENABLED=true", "STRATA_HTTP_ADDRESS=127.0.0.1:0")
-	secure := startBroker(t, "STRATA_TCP_TLS_ENABLED=true",
-		"STRATA_WEBSOCKET_ENABLED=true", "STRATA_WEBSOCKET_ADDRESS=127.0.0.1:0", "STRATA_WEBSOCKET_TLS_ENABLED=true")
-	insecure := &tls.Config{InsecureSkipVerify: true} // the brokers use self-signed certificates
-	for _, key := range []string{"tcp", "quic", "websocket", "http"} {
-		if plain[key] == "" {
-			t.Fatalf("plain broker has no bound %s address: %v", key, plain)
-		}
+// httpDial dials the HTTPClient at baseURL with options.
+func httpDial(baseURL string, opts ...client.Option) func(context.Context, client.Option) (suiteClient, error) {
+	return func(ctx context.Context, login client.Option) (suiteClient, error) {
+		return client.DialHTTP(ctx, baseURL, append([]client.Option{login}, opts...)...)
 	}
-	cases := []transportCase{
-		binaryCase("tcp", plain["tcp"]),
-		binaryCase("tcp-scheme", "tcp://"+plain["tcp"]),
-		binaryCase("tls", secure["tcp"], client.WithTLS(insecure)),
-		binaryCase("quic", plain["quic"], client.WithQUIC(insecure)),
-		binaryCase("ws", "ws://"+plain["websocket"]),
-		binaryCase("wss", "wss://"+secure["websocket"], client.WithTLS(insecure)),
-		{name: "http", dial: func(ctx context.Context, username, password string) (suiteClient, error) {
-			return client.DialHTTP(ctx, "http://"+plain["http"], client.WithCredentials(username, password))
+}
+
+// developmentCA writes a development CA and server certificate (as `make
+// certs` does) and returns the directory and a TLS config that trusts the
+// CA.
+func developmentCA(t *testing.T) (string, *tls.Config) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := server.WriteDevelopmentCertificates(dir); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, server.DevCAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("development CA does not parse")
+	}
+	return dir, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// TestTransports runs the shared client suite over every transport, each
+// against its own real broker (so each starts from an empty catalogue and
+// its own failed-login budget) with only that transport's listener on
+// 127.0.0.1:0. Every TLS connection verifies the server certificate
+// against a development CA.
+func TestTransports(t *testing.T) {
+	certs, trusted := developmentCA(t)
+	cert, key := filepath.Join(certs, server.DevServerCertFile), filepath.Join(certs, server.DevServerKeyFile)
+	quicEnv := []string{"STRATA_QUIC_ENABLED=true", "STRATA_QUIC_ADDRESS=127.0.0.1:0",
+		"STRATA_QUIC_CERTIFICATE_CERT_FILE=" + cert, "STRATA_QUIC_CERTIFICATE_KEY_FILE=" + key}
+	tcpTLSEnv := []string{"STRATA_TCP_TLS_ENABLED=true", "STRATA_TCP_TLS_CERT_FILE=" + cert, "STRATA_TCP_TLS_KEY_FILE=" + key}
+	wsEnv := []string{"STRATA_WEBSOCKET_ENABLED=true", "STRATA_WEBSOCKET_ADDRESS=127.0.0.1:0"}
+	wssEnv := append([]string{"STRATA_WEBSOCKET_TLS_ENABLED=true", "STRATA_WEBSOCKET_TLS_CERT_FILE=" + cert,
+		"STRATA_WEBSOCKET_TLS_KEY_FILE=" + key}, wsEnv...)
+	httpEnv := []string{"STRATA_HTTP_ENABLED=true", "STRATA_HTTP_ADDRESS=127.0.0.1:0"}
+	httpsEnv := append([]string{"STRATA_HTTP_TLS_ENABLED=true", "STRATA_HTTP_TLS_CERT_FILE=" + cert,
+		"STRATA_HTTP_TLS_KEY_FILE=" + key}, httpEnv...)
+	cases := []struct {
+		name string
+		env  []string
+		dial func(bound map[string]string) func(context.Context, client.Option) (suiteClient, error)
+	}{
+		{"tcp", nil, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial(b["tcp"])
+		}},
+		{"tcp-scheme", nil, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial("tcp://" + b["tcp"])
+		}},
+		{"tls", tcpTLSEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial(b["tcp"], client.WithTLS(trusted))
+		}},
+		{"tls-scheme", tcpTLSEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial("tls://"+b["tcp"], client.WithTLS(trusted))
+		}},
+		{"quic", quicEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial(b["quic"], client.WithQUIC(trusted))
+		}},
+		{"quic-scheme", quicEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial("quic://"+b["quic"], client.WithTLS(trusted))
+		}},
+		{"ws", wsEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial("ws://" + b["websocket"])
+		}},
+		{"wss", wssEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return binaryDial("wss://"+b["websocket"], client.WithTLS(trusted))
+		}},
+		{"http", httpEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return httpDial("http://" + b["http"])
+		}},
+		{"https", httpsEnv, func(b map[string]string) func(context.Context, client.Option) (suiteClient, error) {
+			return httpDial("https://"+b["http"], client.WithTLS(trusted))
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { runSuite(t, tc) })
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bound := startBroker(t, c.env...)
+			runSuite(t, transportCase{name: c.name, dial: c.dial(bound)})
+		})
+	}
+}
+
+// TestTransportFailures: a plaintext client on a TLS port and a TLS client
+// that does not trust the server certificate fail promptly with
+// ErrConnectionLost, on every TLS transport.
+func TestTransportFailures(t *testing.T) {
+	certs, _ := developmentCA(t)
+	cert, key := filepath.Join(certs, server.DevServerCertFile), filepath.Join(certs, server.DevServerKeyFile)
+	bound := startBroker(t, "STRATA_TCP_TLS_ENABLED=true", "STRATA_TCP_TLS_CERT_FILE="+cert, "STRATA_TCP_TLS_KEY_FILE="+key,
+		"STRATA_WEBSOCKET_ENABLED=true", "STRATA_WEBSOCKET_ADDRESS=127.0.0.1:0",
+		"STRATA_WEBSOCKET_TLS_ENABLED=true", "STRATA_WEBSOCKET_TLS_CERT_FILE="+cert, "STRATA_WEBSOCKET_TLS_KEY_FILE="+key,
+		"STRATA_QUIC_ENABLED=true", "STRATA_QUIC_ADDRESS=127.0.0.1:0",
+		"STRATA_QUIC_CERTIFICATE_CERT_FILE="+cert, "STRATA_QUIC_CERTIFICATE_KEY_FILE="+key)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := client.Dial(ctx, bound["tcp"], client.WithCredentials("iggy", "iggy")); !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
+		t.Fatalf("plaintext login on the TLS port: %v, want a prompt ErrConnectionLost", err)
+	}
+	if _, err := client.Dial(ctx, "ws://"+bound["websocket"], client.WithCredentials("iggy", "iggy")); !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
+		t.Fatalf("plain WebSocket on the WSS port: %v, want a prompt ErrConnectionLost", err)
+	}
+	for _, address := range []string{"tls://" + bound["tcp"], "wss://" + bound["websocket"], "quic://" + bound["quic"]} {
+		_, err := client.Dial(ctx, address, client.WithCredentials("iggy", "iggy"))
+		var unknown x509.UnknownAuthorityError
+		if !errors.Is(err, client.ErrConnectionLost) || !errors.As(err, &unknown) {
+			t.Fatalf("%s without the CA: %v, want an unknown-authority failure", address, err)
+		}
+	}
+	if _, err := client.Dial(ctx, "carrier-pigeon://"+bound["tcp"]); !errors.Is(err, client.ErrUnknownTransport) {
+		t.Fatalf("unknown scheme: %v, want ErrUnknownTransport", err)
 	}
 }
 
@@ -144,7 +234,7 @@ func TestTransports(t *testing.T) {
 func runSuite(t *testing.T, tc transportCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	root, err := tc.dial(ctx, "iggy", "iggy")
+	root, err := tc.dial(ctx, client.WithCredentials("iggy", "iggy"))
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -160,7 +250,7 @@ func runSuite(t *testing.T, tc transportCase) {
 	t.Run("offsets", func(t *testing.T) { scenarioOffsets(ctx, t, root, prefix) })
 	t.Run("error-codes", func(t *testing.T) { scenarioErrors(ctx, t, root, prefix) })
 	t.Run("permissions", func(t *testing.T) { scenarioPermissions(ctx, t, tc, root, prefix) })
-	t.Run("personal-access-tokens", func(t *testing.T) { scenarioTokens(ctx, t, root, prefix) })
+	t.Run("personal-access-tokens", func(t *testing.T) { scenarioTokens(ctx, t, tc, root, prefix) })
 }
 
 func scenarioPing(ctx context.Context, t *testing.T, c suiteClient) {
@@ -392,10 +482,10 @@ func scenarioPermissions(ctx context.Context, t *testing.T, tc transportCase, ro
 	if u.Username != username || u.Permissions == nil || !u.Permissions.Global.ReadStreams || u.Permissions.Global.ManageStreams {
 		t.Fatalf("created user %+v perms %+v", u, u.Permissions)
 	}
-	if _, err := tc.dial(ctx, username, "wrong-pass"); client.CodeOf(err) != wire.ErrInvalidCredentials {
+	if _, err := tc.dial(ctx, client.WithCredentials(username, "wrong-pass")); client.CodeOf(err) != wire.ErrInvalidCredentials {
 		t.Fatalf("login with a wrong password: %v, want code %d", err, wire.ErrInvalidCredentials)
 	}
-	reader, err := tc.dial(ctx, username, "secret-pass")
+	reader, err := tc.dial(ctx, client.WithCredentials(username, "secret-pass"))
 	if err != nil {
 		t.Fatalf("login as reader: %v", err)
 	}
@@ -431,7 +521,7 @@ func scenarioPermissions(ctx context.Context, t *testing.T, tc transportCase, ro
 	}
 }
 
-func scenarioTokens(ctx context.Context, t *testing.T, c suiteClient, prefix string) {
+func scenarioTokens(ctx context.Context, t *testing.T, tc transportCase, c suiteClient, prefix string) {
 	name := prefix + "pat"
 	token, err := c.CreatePersonalAccessToken(ctx, name, 0)
 	if err != nil || token == "" {
@@ -441,8 +531,22 @@ func scenarioTokens(ctx context.Context, t *testing.T, c suiteClient, prefix str
 	if err != nil || !hasToken(list, name) {
 		t.Fatalf("list PATs lacks %s: %+v, %v", name, list, err)
 	}
+	withToken, err := tc.dial(ctx, client.WithToken(token))
+	if err != nil {
+		t.Fatalf("login with the PAT: %v", err)
+	}
+	me, err := withToken.GetMe(ctx)
+	if err != nil || me.UserID != 0 {
+		t.Fatalf("me over the PAT login: %+v, %v", me, err)
+	}
+	if err := withToken.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
 	if err := c.DeletePersonalAccessToken(ctx, name); err != nil {
 		t.Fatalf("delete PAT: %v", err)
+	}
+	if _, err := tc.dial(ctx, client.WithToken(token)); client.CodeOf(err) == 0 {
+		t.Fatalf("login with a deleted PAT: %v, want a server error code", err)
 	}
 	list, err = c.GetPersonalAccessTokens(ctx)
 	if err != nil || hasToken(list, name) {

@@ -5,10 +5,13 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,6 +56,11 @@ type app struct {
 	password string
 	token    string
 	output   string
+	// transport, tlsCA and tlsInsecure choose how the client reaches the
+	// server (--transport, --tls-ca, --tls-insecure).
+	transport   string
+	tlsCA       string
+	tlsInsecure bool
 
 	client *client.Client
 }
@@ -144,12 +152,58 @@ func (a *app) connect(ctx context.Context) (*client.Client, error) {
 	case a.username != "":
 		opts = append(opts, client.WithCredentials(a.username, a.password))
 	}
-	c, err := client.Dial(ctx, a.address, opts...)
+	transportOpts, err := a.transportOptions()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(ctx, a.address, append(opts, transportOpts...)...)
 	if err != nil {
 		return nil, err
 	}
 	a.client = c
 	return c, nil
+}
+
+// transportOptions turns --transport, --tls-ca and --tls-insecure into
+// Dial options. With none given, Dial follows the address (a scheme such
+// as quic:// or wss://, else plain TCP).
+func (a *app) transportOptions() ([]client.Option, error) {
+	var tlsConf *tls.Config
+	if a.tlsCA != "" || a.tlsInsecure {
+		tlsConf = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.tlsInsecure}
+	}
+	if a.tlsCA != "" {
+		pem, err := os.ReadFile(a.tlsCA)
+		if err != nil {
+			return nil, usagef("--tls-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--tls-ca: %s holds no PEM certificate", a.tlsCA)
+		}
+		tlsConf.RootCAs = pool
+	}
+	var opts []client.Option
+	if tlsConf != nil {
+		opts = append(opts, client.WithTLS(tlsConf))
+	}
+	switch a.transport {
+	case "":
+		if tlsConf != nil && !strings.Contains(a.address, "://") {
+			// TLS settings without a transport keep TCP, now over TLS.
+			opts = append(opts, client.WithTransport(client.TransportTLS))
+		}
+	case "http":
+		return nil, usagef("--transport http: the CLI speaks the binary protocol (tcp, tls, quic, ws, wss); " +
+			"use the REST API directly (curl) or the Go client's HTTPClient")
+	default:
+		t, err := client.ParseTransport(a.transport)
+		if err != nil {
+			return nil, usagef("--transport must be tcp, tls, quic, ws or wss, got %q", a.transport)
+		}
+		opts = append(opts, client.WithTransport(t))
+	}
+	return opts, nil
 }
 
 // printer returns the output printer for the --output flag.
@@ -162,7 +216,8 @@ func newRootCommand(a *app) *cobra.Command {
 		Use:   "strata",
 		Short: "Command-line client for a Strata message broker",
 		Long: `strata talks to a Strata server (or any server speaking Apache Iggy's
-binary protocol 0.11) over TCP.
+binary protocol 0.11) over TCP, TLS, QUIC or WebSocket (--transport, or an
+address such as quic://host:8080 or ws://host:8092).
 
 Streams, topics and users are named by numeric id or by name: an argument
 that parses as a decimal number is an id, anything else a name.
@@ -186,7 +241,8 @@ broke.`,
 				flag, env string
 				dst       *string
 			}{{"address", "STRATA_ADDRESS", &a.address}, {"username", "STRATA_USERNAME", &a.username},
-				{"password", "STRATA_PASSWORD", &a.password}, {"token", "STRATA_TOKEN", &a.token}} {
+				{"password", "STRATA_PASSWORD", &a.password}, {"token", "STRATA_TOKEN", &a.token},
+				{"transport", "STRATA_TRANSPORT", &a.transport}} {
 				if v := a.Getenv(f.env); v != "" && !cmd.Flag(f.flag).Changed {
 					*f.dst = v
 				}
@@ -198,10 +254,13 @@ broke.`,
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.address, "address", client.DefaultAddress, "server TCP address host:port (env STRATA_ADDRESS)")
+	pf.StringVar(&a.address, "address", client.DefaultAddress, "server address host:port, or scheme://host:port with tcp, tls, quic, ws or wss (env STRATA_ADDRESS)")
 	pf.StringVarP(&a.username, "username", "u", "", "username to log in with (env STRATA_USERNAME)")
 	pf.StringVarP(&a.password, "password", "p", "", "password to log in with (env STRATA_PASSWORD)")
 	pf.StringVar(&a.token, "token", "", "personal access token to log in with instead of a password (env STRATA_TOKEN)")
+	pf.StringVar(&a.transport, "transport", "", "transport: tcp, tls, quic, ws or wss (default: the address scheme, else tcp; env STRATA_TRANSPORT)")
+	pf.StringVar(&a.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server certificate (tls, wss, quic)")
+	pf.BoolVar(&a.tlsInsecure, "tls-insecure", false, "skip verification of the server certificate (development only)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
 
 	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),
