@@ -381,8 +381,8 @@ func TestHTTPAPIThroughTheBinary(t *testing.T) {
 	if token == "" {
 		t.Fatalf("no token: %v", login)
 	}
-	call("POST", "/streams", token, `{"name":"orders"}`, 201)
-	call("POST", "/streams/orders/topics", token, `{"name":"events","partitions_count":2,"compression_algorithm":"none","message_expiry":0,"max_topic_size":0,"options":{"durability":"persisted"}}`, 201)
+	call("POST", "/streams", token, `{"name":"orders"}`, 200)
+	call("POST", "/streams/orders/topics", token, `{"name":"events","partitions_count":2,"compression_algorithm":"none","message_expiry":0,"max_topic_size":0,"options":{"durability":"persisted"}}`, 200)
 	call("POST", "/streams/orders/topics/events/messages", token, `{"partitioning":{"kind":"partition_id","value":0},"messages":[{"id":1,"payload":"aGVsbG8="},{"id":2,"payload":"d29ybGQ="}]}`, 201)
 	polled := call("GET", "/streams/orders/topics/events/messages?consumer_id=1&partition_id=0&kind=offset&value=0&count=10", token, "", 200)
 	if !strings.Contains(polled["_raw"].(string), "aGVsbG8=") || fmt.Sprint(polled["count"]) != "2" {
