@@ -84,3 +84,76 @@ func TestGroupRunFailsOnRedelivery(t *testing.T) {
 		t.Fatalf("a redelivered message went through: %v", err)
 	}
 }
+
+// rebalancingTarget makes the group rebalance under a running member: right
+// after the member's first commit an outside client joins (taking half the
+// partitions, cooperative), and right after the member's next sync that
+// client leaves again (eager rebalance back to the member). The member
+// must notice both through fenced polls and generation changes, and still
+// read every message exactly once.
+type rebalancingTarget struct {
+	*strataTarget
+	t *testing.T
+}
+
+func (rt rebalancingTarget) GroupMember(ctx context.Context, i int, name string) (GroupMemberConn, error) {
+	m, err := rt.strataTarget.GroupMember(ctx, i, name)
+	return &rebalancedMember{GroupMemberConn: m, rt: rt, name: name}, err
+}
+
+type rebalancedMember struct {
+	GroupMemberConn
+	rt       rebalancingTarget
+	name     string
+	outsider GroupMemberConn
+	left     bool
+}
+
+func (m *rebalancedMember) Commit(ctx context.Context, partition uint32, offset uint64) error {
+	if err := m.GroupMemberConn.Commit(ctx, partition, offset); err != nil {
+		return err
+	}
+	if m.outsider != nil {
+		return nil
+	}
+	o, err := m.rt.strataTarget.GroupMember(ctx, 99, m.name)
+	if err != nil {
+		return err
+	}
+	m.outsider = o
+	m.rt.t.Cleanup(func() {
+		if err := o.Close(); err != nil {
+			m.rt.t.Error(err)
+		}
+	})
+	return o.Join(ctx)
+}
+
+func (m *rebalancedMember) Sync(ctx context.Context, dst []uint32) (uint64, []uint32, error) {
+	generation, parts, err := m.GroupMemberConn.Sync(ctx, dst)
+	if err == nil && m.outsider != nil && !m.left {
+		m.left = true
+		err = m.outsider.Leave(ctx)
+	}
+	return generation, parts, err
+}
+
+func TestGroupMemberFollowsRebalances(t *testing.T) {
+	target := inProcessTarget(t)
+	w := tiny(ModeBalancedConsumerGroup)
+	w.Consumers, w.Partitions = 1, 4
+	res, err := Run(context.Background(), rebalancingTarget{target, t}, w, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = 4 * 5 * 100
+	if res.Verified != want || res.Consumers.Messages != want {
+		t.Fatalf("verified %d, read %d; want %d", res.Verified, res.Consumers.Messages, want)
+	}
+	t.Logf("group: %+v", *res.Group)
+	// Join (1 -> 2 members) and leave each bump the generation; the
+	// member polled a partition it had lost at least once.
+	if g := res.Group; g.FencedPolls == 0 || g.GenerationChanges < 2 || g.Generation < 3 {
+		t.Fatalf("rebalances not followed: %+v", g)
+	}
+}
