@@ -77,6 +77,11 @@ func (s *Server) handleGroupPoll(c *connection, req *wire.PollMessagesRequest) r
 	if !req.Partition.Present {
 		return response{body: emptyPoll(c.scratch[:0], 0)}
 	}
+	// The ownership check, the poll and the record of what was served are
+	// one step for a join: a join computes in-flight partitions under the
+	// write side, so it never misses a poll that passed the fence.
+	s.groupPollMu.RLock()
+	defer s.groupPollMu.RUnlock()
 	gp, fence := s.resolveGroupPartition(userID, client, req.Consumer.ID, req.StreamID, req.TopicID, req.Partition.ID, true, true)
 	switch fence {
 	case groupFenceOK:

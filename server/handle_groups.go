@@ -133,6 +133,13 @@ func (s *Server) prepareGroupWrite(operation wire.Operation, body []byte) (metad
 // offsets in every partition of the topic.
 func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, client, _ := c.binding()
+	if h.Operation == wire.OpJoinConsumerGroup {
+		// No group poll may pass its fence between the in-flight
+		// computation and the commit of the join (lock order: groupPollMu,
+		// then the metadata lock).
+		s.groupPollMu.Lock()
+		defer s.groupPollMu.Unlock()
+	}
 	o, status := s.prepareGroupWrite(h.Operation, body)
 	if status != wire.ErrorCodeOK {
 		return deny(status)

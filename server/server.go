@@ -110,6 +110,10 @@ type Server struct {
 	quicListener *quic.Listener
 	// logins limits failed logins per client address.
 	logins *LoginLimiter
+	// groupPollMu orders group polls (read side: fence, poll, record what
+	// was served) against joins (write side: in-flight computation and
+	// commit). Taken before the metadata lock.
+	groupPollMu sync.RWMutex
 	// groupState is the consumer groups' non-replicated bookkeeping.
 	groupState *groupRuntime
 	// stopVerifier ends the heartbeat verifier.
