@@ -184,16 +184,24 @@ func (c *HTTPClient) call(ctx context.Context, method, path string, query url.Va
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConnectionLost, err)
 	}
-	var e httpErrorJSON
-	if json.Unmarshal(data, &e) != nil || e.ID == 0 {
-		return fmt.Errorf("%w: %s %s: HTTP %d: %.200s", ErrHTTP, method, path, resp.StatusCode, data)
+	herr, err := decodeHTTPError(resp.StatusCode, data)
+	if err != nil {
+		return fmt.Errorf("%w: %s %s: %w", ErrHTTP, method, path, err)
 	}
-	herr := &HTTPError{Status: resp.StatusCode, Reason: e.Reason,
-		Err: &Error{Code: wire.ErrorCode(e.ID)}}
 	if notFound && resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("%w: %w", ErrNotFound, herr)
 	}
 	return herr
+}
+
+// decodeHTTPError reads Iggy's JSON error body; one without a non-zero
+// id is not an Iggy error.
+func decodeHTTPError(status int, data []byte) (*HTTPError, error) {
+	var e httpErrorJSON
+	if err := json.Unmarshal(data, &e); err != nil || e.ID == 0 {
+		return nil, fmt.Errorf("HTTP %d: %.200q", status, data)
+	}
+	return &HTTPError{Status: status, Reason: e.Reason, Err: &Error{Code: wire.ErrorCode(e.ID)}}, nil
 }
 
 // loginReplyJSON is the answer of the login routes.

@@ -180,8 +180,21 @@ func (c *HTTPClient) PollMessages(ctx context.Context, req PollRequest) (*Polled
 		"count":        {strconv.FormatUint(uint64(req.Count), 10)},
 		"auto_commit":  {strconv.FormatBool(req.AutoCommit)},
 	}
+	var raw json.RawMessage
+	if err := c.call(ctx, http.MethodGet, topicPath(req.Stream, req.Topic, "messages"), q, nil, &raw, false); err != nil {
+		return nil, err
+	}
+	out, err := decodePolledJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: poll reply: %w", ErrProtocol, err)
+	}
+	return out, nil
+}
+
+// decodePolledJSON decodes a poll reply of the REST API.
+func decodePolledJSON(data []byte) (*PolledMessages, error) {
 	var in polledJSON
-	if err := c.call(ctx, http.MethodGet, topicPath(req.Stream, req.Topic, "messages"), q, nil, &in, false); err != nil {
+	if err := json.Unmarshal(data, &in); err != nil {
 		return nil, err
 	}
 	out := &PolledMessages{PartitionID: in.PartitionID, CurrentOffset: in.CurrentOffset,
@@ -189,15 +202,15 @@ func (c *HTTPClient) PollMessages(ctx context.Context, req PollRequest) (*Polled
 	for i, m := range in.Messages {
 		id, err := parseMessageID(m.Header.ID.String())
 		if err != nil {
-			return nil, fmt.Errorf("%w: message %d: %w", ErrProtocol, i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		payload, err := base64.StdEncoding.DecodeString(m.Payload)
 		if err != nil {
-			return nil, fmt.Errorf("%w: message %d payload: %w", ErrProtocol, i, err)
+			return nil, fmt.Errorf("message %d payload: %w", i, err)
 		}
 		headers, err := parseHeadersJSON(m.UserHeaders)
 		if err != nil {
-			return nil, fmt.Errorf("%w: message %d: %w", ErrProtocol, i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		out.Messages = append(out.Messages, Message{Offset: m.Header.Offset, ID: id, Timestamp: m.Header.Timestamp,
 			OriginTimestamp: m.Header.OriginTimestamp, Checksum: m.Header.Checksum, Headers: headers, Payload: payload})

@@ -232,7 +232,7 @@ func TestTransportFailures(t *testing.T) {
 // own stream names (prefixed by the transport) so transports sharing a
 // broker do not collide.
 func runSuite(t *testing.T, tc transportCase) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	root, err := tc.dial(ctx, client.WithCredentials("iggy", "iggy"))
 	if err != nil {
