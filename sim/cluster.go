@@ -53,8 +53,11 @@ type Cluster struct {
 
 	// unhealthy[i] is true from a crash of replica i until it is back in
 	// normal status and has applied every op it knows committed (under
-	// replicated durability it has lost its memory until then: a replica
-	// that recovered only headers does not yet hold the prepares).
+	// replicated durability it has lost its memory until then, and also
+	// holds the prepare of every op above its commit: a replica that
+	// recovered only headers may have acked those ops before it lost them,
+	// so it can never nack them, and were a replication quorum of such
+	// replicas to lose them, no view change could truncate them).
 	unhealthy     []bool
 	openErrors    []error // per replica: why its last Open failed
 	faultsEnabled bool
@@ -240,7 +243,8 @@ func (c *Cluster) Tick() {
 		}
 		r.Tick()
 		c.commits.Scan(i, r)
-		if c.unhealthy[i] && r.Status() == vsr.StatusNormal && r.CommitNumber() >= r.CommitMax() {
+		if c.unhealthy[i] && r.Status() == vsr.StatusNormal && r.CommitNumber() >= r.CommitMax() &&
+			(c.params.Durability == DurabilityPersisted || r.HoldsLog()) {
 			c.unhealthy[i] = false
 		}
 	}

@@ -190,6 +190,18 @@ func (r *Replica) CommitNumber() uint64 { return r.commitMin }
 // CommitMax returns the highest op the replica knows to be committed.
 func (r *Replica) CommitMax() uint64 { return r.commitMax }
 
+// HoldsLog reports whether the replica holds the prepare (with its body)
+// of every op above its commit number: a replica that recovered only
+// headers, or still repairs, does not.
+func (r *Replica) HoldsLog() bool {
+	for op := r.commitMin + 1; op <= r.op && op-r.commitMin <= r.cfg.JournalSlots; op++ {
+		if r.log.prepare(op) == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckpointOp returns the op of the replica's latest checkpoint.
 func (r *Replica) CheckpointOp() uint64 { return r.checkpointOp }
 
