@@ -1,8 +1,10 @@
 // Package client is Strata's Go client for Apache Iggy's binary protocol
-// over TCP (PROTOCOL.md, the VSR generation with 256-byte headers). The CLI,
-// the integration tests, the benchmark and the connectors use it.
+// (PROTOCOL.md, the VSR generation with 256-byte headers) over TCP, TLS,
+// WebSocket (ws/wss) or QUIC (transport.go), and for the REST API
+// (HTTPClient, http.go). The CLI, the integration tests, the benchmark and
+// the connectors use it.
 //
-// A Client owns one TCP connection and runs it lockstep: one request in
+// A Client owns one connection and runs it lockstep: one request in
 // flight, then exactly one reply or eviction frame. Concurrent callers are
 // serialised by a mutex. Request numbers, sessions and client ids follow
 // §1.9 and §3.2: Register sends request 0 and session 0; metadata

@@ -81,7 +81,8 @@ func WithTransientBackoff(d time.Duration) Option {
 	return func(o *options) { o.backoff = d }
 }
 
-// WithDialTimeout bounds the TCP connect when the context has no deadline.
+// WithDialTimeout bounds the connect (and TLS / WebSocket / QUIC
+// handshake) when the context has no deadline.
 func WithDialTimeout(d time.Duration) Option {
 	return func(o *options) { o.dialTimeout = d }
 }

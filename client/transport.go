@@ -216,7 +216,12 @@ func (q *quicConn) Write(frame []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	return n, stream.Close()
+	// Close fails only when the server already stopped reading (a
+	// STOP_SENDING after it had the whole frame, overtaking our FIN); the
+	// reply still follows on the stream, and Read reports it or the
+	// failure.
+	_ = stream.Close()
+	return n, nil
 }
 
 // Read reads from the current request's stream.
