@@ -147,7 +147,7 @@ func developmentCA(t *testing.T) (string, *tls.Config) {
 // the QUIC cases are skipped until server/transport_quic.go calls
 // stream.CancelRead (or reads to io.EOF) after reading the frame. Set to
 // true with that fix.
-const quicServerCompletesStreams = false
+const quicServerCompletesStreams = true
 
 // TestTransports runs the shared client suite over every transport, each
 // against its own real broker (so each starts from an empty catalogue and

@@ -46,6 +46,9 @@ type connection struct {
 	// connection of another transport. Both are nil for a local session.
 	netConn net.Conn
 	closeFn func()
+	// gateway marks an in-process session of a gateway (the HTTP API)
+	// that limits failed logins itself.
+	gateway bool
 
 	mu sync.Mutex
 	// Invariant: bound implies userID is a valid user and session > 0.

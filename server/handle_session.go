@@ -20,13 +20,18 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	if !wire.AcceptsProtocolVersion(login.Version.ProtocolVersion) {
 		return response{evict: wire.EvictIncompatibleProtocol}
 	}
+	// Gateways (the HTTP API) limit failed logins themselves, with their
+	// own answer (429); everything else is limited here.
 	address := hostOf(c.address)
-	if ok, _ := s.logins.Take(address); !ok {
-		s.log.Warn("login refused: too many failed logins from this address", zap.String("address", c.address))
-		return response{evict: wire.EvictInvalidCredentials}
+	limited := !c.gateway
+	if limited {
+		if ok, _ := s.logins.Take(address); !ok {
+			s.log.Warn("login refused: too many failed logins from this address", zap.String("address", c.address))
+			return response{evict: wire.EvictInvalidCredentials}
+		}
 	}
 	userID, reason := s.authenticate(login)
-	if reason != wire.EvictInvalidCredentials {
+	if limited && reason != wire.EvictInvalidCredentials {
 		s.logins.Refund(address)
 	}
 	if reason != 0 {

@@ -25,7 +25,7 @@ type LocalSession struct {
 // OpenLocalSession registers a session that ClientInfo lists with the
 // given transport code and address. Close it when done.
 func (s *Server) OpenLocalSession(transport uint8, address string) (*LocalSession, error) {
-	c := &connection{id: s.nextConnID.Add(1), transport: transport, address: address, lastSeen: s.now()}
+	c := &connection{id: s.nextConnID.Add(1), transport: transport, address: address, lastSeen: s.now(), gateway: true}
 	ls := &LocalSession{s: s, conn: c, counter: 1}
 	if err := ls.newClientID(); err != nil {
 		return nil, err

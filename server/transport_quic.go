@@ -91,6 +91,9 @@ func (s *Server) serveQUIC(qc *quic.Conn) {
 			_ = qc.CloseWithError(quicCloseProtocolViolation, "malformed frame")
 			return
 		}
+		// The request is whole: stop reading so the stream completes even
+		// when the client's FIN arrives later (one stream at a time).
+		stream.CancelRead(0)
 		if n := len(header) + len(body); n > cap(frame) && n <= connFrameBufferKeepMax {
 			frame = make([]byte, n)
 		}
