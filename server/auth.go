@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
 	"github.com/zeebo/blake3"
@@ -25,9 +24,6 @@ const (
 	// randomPasswordBytes is the entropy of a generated root password.
 	randomPasswordBytes = 18
 )
-
-// errCredentials reports a username/password pair that does not match.
-var errCredentials = errors.New("invalid credentials")
 
 // HashPassword returns the bcrypt hash stored for a password. bcrypt reads
 // at most 72 bytes; longer passwords are pre-hashed so that every byte

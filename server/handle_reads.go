@@ -5,11 +5,6 @@ import (
 	"github.com/stratabroker/strata/server/metadata"
 )
 
-// topicCounters are a topic's totals over its partitions.
-type topicCounters struct {
-	sizeBytes, messages uint64
-}
-
 // partitionRecord builds the §4.11.3 record of one partition with its
 // counters.
 func (s *Server) partitionRecord(streamID, topicID uint32, p metadata.Partition) wire.Partition {

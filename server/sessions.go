@@ -137,6 +137,3 @@ func (e *clientEntry) commit(r cachedReply) {
 	}
 	e.lastCommit = r.op
 }
-
-// count is the number of live sessions.
-func (t *sessionTable) count() int { return len(t.entries) }
