@@ -9,6 +9,10 @@ import (
 	"github.com/stratabroker/strata/server/config"
 )
 
+// allocsPerBatchSlack allows the allocations of an occasional segment
+// flush (index entry, growing buffers) on top of a send's fixed cost.
+const allocsPerBatchSlack = 3
+
 // allocsServer starts a server with one topic of one partition and a
 // connection bound as root, driven through handleFrame (the path every
 // transport takes after reading a frame).
@@ -81,7 +85,8 @@ func pollFrame(t *testing.T, c *connection, n int) []byte {
 
 // TestNoAllocationPerMessage shows that the send and poll paths allocate
 // per batch, never per message: a batch of 1000 messages costs the same
-// number of allocations as a batch of 10.
+// number of allocations as a batch of 10, give or take the few of a flush
+// (a per-message allocation would add about a thousand).
 func TestNoAllocationPerMessage(t *testing.T) {
 	s, c := allocsServer(t)
 	measure := func(frame []byte) float64 {
@@ -96,12 +101,12 @@ func TestNoAllocationPerMessage(t *testing.T) {
 	}
 	small, large := measure(sendFrame(t, c, 10)), measure(sendFrame(t, c, 1000))
 	t.Logf("send: %.1f allocations for 10 messages, %.1f for 1000", small, large)
-	if large > small+1 {
+	if large > small+allocsPerBatchSlack {
 		t.Fatalf("send allocates per message: %.1f allocations for 10 messages, %.1f for 1000", small, large)
 	}
 	small, large = measure(pollFrame(t, c, 10)), measure(pollFrame(t, c, 1000))
 	t.Logf("poll: %.1f allocations for 10 messages, %.1f for 1000", small, large)
-	if large > small+1 {
+	if large > small+allocsPerBatchSlack {
 		t.Fatalf("poll allocates per message: %.1f allocations for 10 messages, %.1f for 1000", small, large)
 	}
 }
