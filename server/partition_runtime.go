@@ -71,7 +71,7 @@ func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb s
 // openPartitionOnShard opens the partition on its owning shard.
 func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
-	log, report, err := storage.OpenLog(s.fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes)})
+	log, report, err := storage.OpenLog(s.fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments})
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}

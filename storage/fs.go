@@ -77,6 +77,13 @@ type File interface {
 }
 
 // DirEntry is one entry of a directory listing.
+// Preallocator is implemented by files that can reserve disk blocks for
+// a range without changing the file's size (fallocate with
+// FALLOC_FL_KEEP_SIZE), so later appends do not pay first-touch costs.
+type Preallocator interface {
+	Preallocate(off, length int64) error
+}
+
 type DirEntry struct {
 	Name  string
 	IsDir bool

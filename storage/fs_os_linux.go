@@ -58,3 +58,14 @@ func (o *osFile) writeVector(buffers [][]byte, off int64) (int, error) {
 		}
 	}
 }
+
+// Preallocate reserves blocks for [off, off+length) without changing the
+// file size (fallocate with FALLOC_FL_KEEP_SIZE).
+func (o *osFile) Preallocate(off, length int64) error {
+	for {
+		err := unix.Fallocate(int(o.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, off, length)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

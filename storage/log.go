@@ -27,6 +27,10 @@ type LogOptions struct {
 	// IndexIntervalBytes spaces the entries recovery writes when it
 	// rebuilds an index from the log. 0 = 16 KiB.
 	IndexIntervalBytes int64
+	// Preallocate reserves SegmentSizeBytes of disk for every new segment
+	// file (the topic's preallocate_segments) when the FS supports it; the
+	// file size is unchanged, so recovery is unaffected.
+	Preallocate bool
 	// TrustSealedSegments makes OpenLog check a sealed segment quickly —
 	// its first batch and everything from its last index entry on — instead
 	// of validating every batch; the full scan runs when that check fails.
@@ -245,6 +249,11 @@ func (l *Log) createSegment(start uint64) error {
 	}
 	if seg.index, err = l.fs.Create(seg.indexPath()); err != nil {
 		return errors.Join(fmt.Errorf("create %s: %w", seg.indexPath(), err), seg.close())
+	}
+	if p, ok := seg.log.(Preallocator); ok && l.opts.Preallocate {
+		if err := p.Preallocate(0, l.opts.SegmentSizeBytes); err != nil {
+			return errors.Join(fmt.Errorf("preallocate %s: %w", seg.logPath, err), seg.close())
+		}
 	}
 	l.segments = append(l.segments, seg)
 	l.dirDirty = true
