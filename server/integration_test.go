@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
