@@ -1,8 +1,6 @@
 package server
 
 import (
-	"sort"
-
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/net/xxh32"
 	"github.com/stratabroker/strata/server/metadata"
@@ -19,18 +17,9 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	}
 	stream, topic, batch := metaID(req.StreamID), metaID(req.TopicID), req.Batch
 
-	s.meta.mu.RLock()
-	t, code := s.meta.machine.ResolveSend(userID, stream, topic)
-	var streamID, topicID uint32
-	var partitionIDs []uint32
-	if code == metadata.CodeOK {
-		streamID, topicID = t.StreamID, t.ID
-		partitionIDs = make([]uint32, len(t.Partitions))
-		for i, p := range t.Partitions {
-			partitionIDs[i] = p.ID
-		}
-	}
-	s.meta.mu.RUnlock()
+	// The snapshot is immutable: its topic and partition list can be read
+	// without a lock and without copying.
+	t, code := s.meta.snapshot().ResolveSend(userID, stream, topic)
 	switch code {
 	case metadata.CodeOK:
 	case metadata.CodeUnauthorized:
@@ -38,28 +27,28 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	default:
 		return deny(wire.ErrResourceNotFound)
 	}
-	if len(partitionIDs) == 0 {
+	partitions := t.Partitions
+	if len(partitions) == 0 {
 		return deny(wire.ErrResourceNotFound)
 	}
 	var partitionID uint32
 	switch req.Partitioning.Kind {
 	case wire.PartitioningBalanced:
-		partitionID = partitionIDs[s.parts.nextBalanced(streamID, topicID)%uint32(len(partitionIDs))]
+		partitionID = partitions[s.parts.nextBalanced(t.StreamID, t.ID)%uint32(len(partitions))].ID
 	case wire.PartitioningPartitionID:
 		partitionID = req.Partitioning.PartitionID
-		i := sort.Search(len(partitionIDs), func(i int) bool { return partitionIDs[i] >= partitionID })
-		if i == len(partitionIDs) || partitionIDs[i] != partitionID {
+		if !t.HasPartition(partitionID) {
 			return deny(wire.ErrResourceNotFound)
 		}
 	case wire.PartitioningMessagesKey:
-		partitionID = partitionIDs[xxh32.Checksum(req.Partitioning.Key)%uint32(len(partitionIDs))]
+		partitionID = partitions[xxh32.Checksum(req.Partitioning.Key)%uint32(len(partitions))].ID
 	default:
 		return deny(wire.ErrResourceNotFound)
 	}
 	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
 		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
-	p, ok := s.parts.get(partKey{streamID, topicID, partitionID})
+	p, ok := s.parts.get(partKey{t.StreamID, t.ID, partitionID})
 	if !ok {
 		return deny(wire.ErrTransientNotAccepted)
 	}
@@ -93,18 +82,17 @@ func partitionOf(p wire.OptionalPartition) uint32 {
 // checks the poll permission; the denial codes follow §6.6.
 func (s *Server) resolvePartition(userID uint32, t wire.OffsetTarget) (*partitionRuntime, wire.ErrorCode) {
 	partitionID := partitionOf(t.Partition)
-	s.meta.mu.RLock()
-	_, topic, code := s.meta.machine.ResolveTopic(metaID(t.StreamID), metaID(t.TopicID))
+	m := s.meta.snapshot()
+	_, topic, code := m.ResolveTopic(metaID(t.StreamID), metaID(t.TopicID))
 	var key partKey
 	allowed := false
 	if code == metadata.CodeOK {
 		key = partKey{topic.StreamID, topic.ID, partitionID}
-		allowed = s.meta.machine.CanPoll(userID, topic.StreamID, topic.ID)
+		allowed = m.CanPoll(userID, topic.StreamID, topic.ID)
 		if !topic.HasPartition(partitionID) {
 			code = metadata.CodePartitionNotFound
 		}
 	}
-	s.meta.mu.RUnlock()
 	if code != metadata.CodeOK {
 		return nil, wire.ErrorCode(code)
 	}

@@ -64,13 +64,12 @@ func (s *Server) handleGetStream(c *connection, body []byte) response {
 	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	st := s.meta.machine.Stream(metaID(req.StreamID))
+	m := s.meta.snapshot()
+	st := m.Stream(metaID(req.StreamID))
 	if st == nil {
 		return response{}
 	}
-	if !s.meta.machine.CanReadStream(userID, st.ID) {
+	if !m.CanReadStream(userID, st.ID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	details := s.streamDetails(st)
@@ -80,13 +79,12 @@ func (s *Server) handleGetStream(c *connection, body []byte) response {
 // handleGetStreams runs GetStreams (201).
 func (s *Server) handleGetStreams(c *connection) response {
 	_, userID, _, _ := c.binding()
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	if !s.meta.machine.CanReadStreams(userID) {
+	m := s.meta.snapshot()
+	if !m.CanReadStreams(userID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	var streams []wire.Stream
-	for _, st := range s.meta.machine.Streams() {
+	for _, st := range m.Streams() {
 		streams = append(streams, s.streamDetails(st).Stream)
 	}
 	return s.encodeOr3(wire.AppendStreams(c.scratch[:0], streams))
@@ -99,13 +97,12 @@ func (s *Server) handleGetTopic(c *connection, body []byte) response {
 	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
+	m := s.meta.snapshot()
+	_, t, code := m.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
 	if code != metadata.CodeOK {
 		return response{}
 	}
-	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+	if !m.CanReadTopic(userID, t.StreamID, t.ID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	details := s.topicDetails(t)
@@ -119,13 +116,12 @@ func (s *Server) handleGetTopics(c *connection, body []byte) response {
 	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	st := s.meta.machine.Stream(metaID(req.StreamID))
+	m := s.meta.snapshot()
+	st := m.Stream(metaID(req.StreamID))
 	if st == nil {
 		return s.encodeOr3(wire.AppendTopicList(c.scratch[:0], nil))
 	}
-	if !s.meta.machine.CanReadTopics(userID, st.ID) {
+	if !m.CanReadTopics(userID, st.ID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	var headers []wire.TopicHeader
@@ -142,12 +138,11 @@ func (s *Server) handleGetUser(c *connection, body []byte) response {
 	if err := req.Decode(body); err != nil {
 		return deny(wire.ErrInvalidCommand)
 	}
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	if !s.meta.machine.CanReadUsers(userID) {
+	m := s.meta.snapshot()
+	if !m.CanReadUsers(userID) {
 		return deny(wire.ErrUnauthorized)
 	}
-	u := s.meta.machine.User(metaID(req.UserID))
+	u := m.User(metaID(req.UserID))
 	if u == nil {
 		return response{}
 	}
@@ -158,13 +153,12 @@ func (s *Server) handleGetUser(c *connection, body []byte) response {
 // handleGetUsers runs GetUsers (32).
 func (s *Server) handleGetUsers(c *connection) response {
 	_, userID, _, _ := c.binding()
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	if !s.meta.machine.CanReadUsers(userID) {
+	m := s.meta.snapshot()
+	if !m.CanReadUsers(userID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	var users []wire.User
-	for _, u := range s.meta.machine.Users() {
+	for _, u := range m.Users() {
 		users = append(users, metadata.UserRecord(u))
 	}
 	return s.encodeOr3(wire.AppendUsers(c.scratch[:0], users))
@@ -174,10 +168,9 @@ func (s *Server) handleGetUsers(c *connection) response {
 // caller's own tokens.
 func (s *Server) handleGetPersonalAccessTokens(c *connection) response {
 	_, userID, _, _ := c.binding()
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
+	m := s.meta.snapshot()
 	var tokens []wire.PersonalAccessTokenInfo
-	for _, t := range s.meta.machine.Tokens(userID) {
+	for _, t := range m.Tokens(userID) {
 		tokens = append(tokens, metadata.TokenRecord(&t))
 	}
 	return s.encodeOr3(wire.AppendPersonalAccessTokens(c.scratch[:0], tokens))

@@ -59,12 +59,11 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 // authenticate checks a login's credentials: the password shape first,
 // then the token shape. It returns the user id, or the eviction reason.
 func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
+	m := s.meta.snapshot()
 	credentialsRejected := false
 	if pw := login.Password; pw != nil {
 		n, p := len(pw.Username), len(pw.Password)
-		user := s.meta.machine.UserByName(pw.Username)
+		user := m.UserByName(pw.Username)
 		switch {
 		case n < usernameLengthMin || n > usernameLengthMax || p < passwordLengthMin || p > passwordLengthMax:
 			credentialsRejected = true
@@ -75,7 +74,7 @@ func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 		}
 	}
 	if tk := login.Token; tk != nil && tk.Token != "" {
-		user, token := s.meta.machine.TokenByHash(TokenHash(tk.Token))
+		user, token := m.TokenByHash(TokenHash(tk.Token))
 		switch {
 		case user == nil:
 		case token.ExpiryAt != 0 && token.ExpiryAt <= s.nowMicros():

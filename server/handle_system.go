@@ -61,9 +61,7 @@ func (s *Server) handleGetClients(c *connection) response {
 // canReadServers checks read_servers / manage_servers for the caller.
 func (s *Server) canReadServers(c *connection) bool {
 	_, userID, _, _ := c.binding()
-	s.meta.mu.RLock()
-	defer s.meta.mu.RUnlock()
-	return s.meta.machine.CanReadServers(userID)
+	return s.meta.snapshot().CanReadServers(userID)
 }
 
 // handleGetClusterMetadata runs GetClusterMetadata (12): a single node that
@@ -139,9 +137,7 @@ func (s *Server) collectStats() wire.Stats {
 	runtime.ReadMemStats(&mem)
 	st.MemoryUsage = mem.Sys
 	fillHostStats(&st, s.cfg.System.Path, now.Sub(s.startedAt))
-	s.meta.mu.RLock()
-	streams, topics, partitions := s.meta.machine.Counts()
-	s.meta.mu.RUnlock()
+	streams, topics, partitions := s.meta.snapshot().Counts()
 	st.StreamsCount, st.TopicsCount, st.PartitionsCount = uint32(streams), uint32(topics), uint32(partitions)
 	for _, p := range s.parts.all() {
 		_, messages, size, segments := p.stats()

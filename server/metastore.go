@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -29,8 +30,13 @@ const sessionOpBytes = 16 + 4
 type metaStore struct {
 	s *Server
 
-	mu       sync.RWMutex
-	machine  *metadata.Machine
+	mu      sync.RWMutex
+	machine *metadata.Machine
+	// view is an immutable copy of machine, republished after every
+	// committed change: readers on any goroutine (shard) load it without
+	// taking mu (DESIGN.md decision 9, the Go form of left-right). Only
+	// the writer, under mu, touches machine itself.
+	view     atomic.Pointer[metadata.Machine]
 	journal  *metaJournal
 	sessions *sessionTable
 	// lastOp and lastTimestamp are the latest sequenced operation.
@@ -53,8 +59,26 @@ func openMetaStore(s *Server) (*metaStore, error) {
 		return nil, err
 	}
 	m.journal = journal
+	if err := m.publishLocked(); err != nil {
+		return nil, errors.Join(err, journal.close())
+	}
 	return m, nil
 }
+
+// publishLocked republishes the read view from the machine. The caller
+// holds mu for writing (or is the only goroutine, at open).
+func (m *metaStore) publishLocked() error {
+	view := metadata.New()
+	if err := view.Restore(m.machine.Checkpoint()); err != nil {
+		return fmt.Errorf("publish metadata view: %w", err)
+	}
+	m.view.Store(view)
+	return nil
+}
+
+// snapshot returns the latest published read view. It must not be
+// modified; it stays valid (and unchanged) for as long as it is held.
+func (m *metaStore) snapshot() *metadata.Machine { return m.view.Load() }
 
 // restore installs a checkpoint found at open.
 func (m *metaStore) restore(op uint64, state []byte) error {
@@ -114,6 +138,9 @@ func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply
 		if err := m.s.parts.applyEffect(effect, op); err != nil {
 			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
 		}
+	}
+	if err := m.publishLocked(); err != nil {
+		m.s.log.Error("metadata read view not republished", zap.Uint64("op", op), zap.Error(err))
 	}
 	if m.journal.needsCheckpoint() {
 		if err := m.journal.checkpoint(op, m.machine.Checkpoint()); err != nil {
