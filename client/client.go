@@ -522,6 +522,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// heartbeatPingTimeoutMin bounds a heartbeat ping from below: a short
+// interval must not turn a slow moment into a lost connection.
+const heartbeatPingTimeoutMin = 10 * time.Second
+
 // heartbeatLoop pings every interval while the client is idle.
 func (c *Client) heartbeatLoop(interval time.Duration) {
 	defer close(c.heartbeatDone)
@@ -539,7 +543,7 @@ func (c *Client) heartbeatLoop(interval time.Duration) {
 		if !idle {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		ctx, cancel := context.WithTimeout(context.Background(), max(interval, heartbeatPingTimeoutMin))
 		err := c.Ping(ctx)
 		cancel()
 		if err != nil && !errors.Is(err, ErrClosed) && c.opts.onHeartbeatError != nil {
