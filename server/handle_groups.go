@@ -130,7 +130,7 @@ func (s *Server) prepareGroupWrite(operation wire.Operation, body []byte) (metad
 // metadata write: decode, then deduplicate and sequence under the
 // metadata lock. The member of a join or leave is the caller's bound
 // client id (the envelope's). A committed delete drops the group's
-// offsets in every partition of the topic.
+// offsets through its EffectConsumerGroupDeleted (partitions.go).
 func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, client, _ := c.binding()
 	if h.Operation == wire.OpJoinConsumerGroup {
@@ -146,61 +146,10 @@ func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []b
 	}
 	env := metadata.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
 	encoded := metadata.EncodeOp(env, o)
-	replyOperation := wire.ResultReplyOperation(h.Operation)
 
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	entry, ok := s.meta.sessions.lookup(client)
-	if !ok {
-		return response{evict: wire.EvictNoSession}
-	}
-	if cached, ok := entry.cached(h.Request); ok {
-		if !cached.checksum.IsZero() && !h.RequestChecksum.IsZero() && cached.checksum != h.RequestChecksum {
-			return response{drop: true}
-		}
-		return response{body: cached.body, operation: cached.operation, op: cached.op, commit: cached.op}
-	}
-	if h.Request <= entry.watermark {
-		return response{body: resultCode(wire.ErrRequestAlreadyApplied), operation: replyOperation}
-	}
-	var dropped *groupOffsetsRef
-	if del, isDelete := o.(*metadata.DeleteConsumerGroup); isDelete {
-		dropped = s.resolveGroupOffsetsLocked(del.Stream, del.Topic, del.Group)
-	}
-	op, reply, err := s.meta.submitLocked(uint8(h.Operation), encoded)
-	if err != nil {
-		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
-	}
-	if code, ok := metadata.ReplyCode(reply); ok && code == metadata.CodeOK && dropped != nil {
-		s.dropGroupOffsets(dropped.streamID, dropped.topicID, dropped.groupID, dropped.partitionIDs)
-	}
-	entry.commit(cachedReply{request: h.Request, checksum: h.RequestChecksum, operation: replyOperation, body: reply, op: op})
-	return response{body: reply, operation: replyOperation, op: op, commit: op}
-}
-
-// groupOffsetsRef is what a group delete must clean up.
-type groupOffsetsRef struct {
-	streamID, topicID, groupID uint32
-	partitionIDs               []uint32
-}
-
-// resolveGroupOffsetsLocked resolves a group about to be deleted. The
-// caller holds the metadata lock, so the state cannot change before the
-// delete applies.
-func (s *Server) resolveGroupOffsetsLocked(stream, topic, group metadata.Identifier) *groupOffsetsRef {
-	_, t, code := s.meta.machine.ResolveTopic(stream, topic)
-	if code != metadata.CodeOK {
-		return nil
-	}
-	g := t.Group(group)
-	if g == nil {
-		return nil
-	}
-	ref := &groupOffsetsRef{streamID: t.StreamID, topicID: t.ID, groupID: g.ID}
-	for _, p := range t.Partitions {
-		ref.partitionIDs = append(ref.partitionIDs, p.ID)
-	}
-	return ref
+	return s.sequenceLocked(h, client, encoded, nil, nil)
 }
 
 // submitInternalLocked sequences an internal metadata operation (member

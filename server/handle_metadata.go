@@ -38,10 +38,25 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 	}
 	env := metadata.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
 	encoded := metadata.EncodeOp(env, p.op)
-	replyOperation := wire.ResultReplyOperation(h.Operation)
 
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
+	return s.sequenceLocked(h, client, encoded, nil, func(reply []byte) []byte {
+		if p.token == "" {
+			return reply
+		}
+		return tokenReply(p.token)
+	})
+}
+
+// sequenceLocked runs the client-table checks of PROTOCOL.md §1.9 for one
+// metadata request (session, duplicate, watermark) and sequences its
+// encoded operation. prepare, when set, runs just before sequencing, on
+// the state the operation applies to; onSuccess may rewrite the reply of
+// a committed success before it is cached. The caller holds the metadata
+// lock for writing.
+func (s *Server) sequenceLocked(h *wire.RequestHeader, client wire.Uint128, encoded []byte, prepare func(), onSuccess func(reply []byte) []byte) response {
+	replyOperation := wire.ResultReplyOperation(h.Operation)
 	entry, ok := s.meta.sessions.lookup(client)
 	if !ok {
 		return response{evict: wire.EvictNoSession}
@@ -51,6 +66,7 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 			return response{drop: true}
 		}
 		if h.Operation == wire.OpCreatePersonalAccessToken {
+			// The raw token is never stored, so it cannot be replayed.
 			return response{body: resultCode(wire.ErrPersonalAccessTokenAlreadyExists), operation: replyOperation}
 		}
 		return response{body: cached.body, operation: cached.operation, op: cached.op, commit: cached.op}
@@ -58,14 +74,15 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 	if h.Request <= entry.watermark {
 		return response{body: resultCode(wire.ErrRequestAlreadyApplied), operation: replyOperation}
 	}
+	if prepare != nil {
+		prepare()
+	}
 	op, reply, err := s.meta.submitLocked(uint8(h.Operation), encoded)
 	if err != nil {
 		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
 	}
-	if p.token != "" {
-		if code, ok := metadata.ReplyCode(reply); ok && code == metadata.CodeOK {
-			reply = tokenReply(p.token)
-		}
+	if code, ok := metadata.ReplyCode(reply); ok && code == metadata.CodeOK && onSuccess != nil {
+		reply = onSuccess(reply)
 	}
 	entry.commit(cachedReply{request: h.Request, checksum: h.RequestChecksum, operation: replyOperation, body: reply, op: op})
 	return response{body: reply, operation: replyOperation, op: op, commit: op}

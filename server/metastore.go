@@ -68,8 +68,14 @@ func openMetaStore(s *Server) (*metaStore, error) {
 // publishLocked republishes the read view from the machine. The caller
 // holds mu for writing (or is the only goroutine, at open).
 func (m *metaStore) publishLocked() error {
+	return m.publishStateLocked(m.machine.Checkpoint())
+}
+
+// publishStateLocked publishes a view restored from state, the machine's
+// current checkpoint encoding.
+func (m *metaStore) publishStateLocked(state []byte) error {
 	view := metadata.New()
-	if err := view.Restore(m.machine.Checkpoint()); err != nil {
+	if err := view.Restore(state); err != nil {
 		return fmt.Errorf("publish metadata view: %w", err)
 	}
 	m.view.Store(view)
@@ -139,11 +145,14 @@ func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply
 			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
 		}
 	}
-	if err := m.publishLocked(); err != nil {
+	// One encoding of the state serves the read view and, when the
+	// journal is full, the checkpoint.
+	state := m.machine.Checkpoint()
+	if err := m.publishStateLocked(state); err != nil {
 		m.s.log.Error("metadata read view not republished", zap.Uint64("op", op), zap.Error(err))
 	}
 	if m.journal.needsCheckpoint() {
-		if err := m.journal.checkpoint(op, m.machine.Checkpoint()); err != nil {
+		if err := m.journal.checkpoint(op, state); err != nil {
 			m.s.log.Error("metadata checkpoint failed", zap.Error(err))
 		}
 	}

@@ -131,8 +131,10 @@ func (m *metrics) observeRequest(h *wire.RequestHeader, r response, started time
 	if code == wire.ErrorCodeOK && r.evict != 0 {
 		code = r.evict.SDKError(0, 0)
 	}
-	if code == wire.ErrorCodeOK && h.Operation.IsResultFramed() && len(r.body) >= 12 && r.body[0] == 1 {
-		code = wire.ErrorCode(uint32(r.body[8]) | uint32(r.body[9])<<8 | uint32(r.body[10])<<16 | uint32(r.body[11])<<24)
+	if code == wire.ErrorCodeOK && h.Operation.IsResultFramed() {
+		if _, committed, err := wire.SplitResult(r.body); err == nil {
+			code = committed
+		}
 	}
 	if code != wire.ErrorCodeOK {
 		m.errors.WithLabelValues(strconv.FormatUint(uint64(code), 10)).Inc()
