@@ -119,30 +119,32 @@ func benchAppend(b *testing.B, fsys storage.FS, size int, sync bool) {
 // TestDataPathAllocations guards the hot path: appends, vectored appends,
 // reads and syncs through the engine allocate nothing per call.
 func TestDataPathAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
-	fsys := newFS(t, uring.Config{Entries: 8})
-	f, err := fsys.Create(filepath.Join(t.TempDir(), "a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := pattern(512, 2)
-	buffers := [][]byte{buf[:100], buf[100:]}
-	read := make([]byte, 512)
-	allocs := testing.AllocsPerRun(200, func() {
-		if _, err := f.Append(buf); err != nil {
+	forEachEngine(t, func(t *testing.T, newFS fsMaker) {
+		if raceEnabled {
+			t.Skip("sync.Pool drops items under the race detector")
+		}
+		fsys := newFS(t, uring.Config{Entries: 8})
+		f, err := fsys.Create(filepath.Join(t.TempDir(), "a"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.AppendVector(buffers); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.ReadAt(read, 0); err != nil {
-			t.Fatal(err)
+		defer f.Close()
+		buf := pattern(512, 2)
+		buffers := [][]byte{buf[:100], buf[100:]}
+		read := make([]byte, 512)
+		allocs := testing.AllocsPerRun(200, func() {
+			if _, err := f.Append(buf); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.AppendVector(buffers); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.ReadAt(read, 0); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Fatalf("%v allocations per append+appendvector+read", allocs)
 		}
 	})
-	if allocs != 0 {
-		t.Fatalf("%v allocations per append+appendvector+read", allocs)
-	}
 }

@@ -13,6 +13,14 @@
 // calls. Individual File values keep the storage contract (one owner at a
 // time).
 //
+// NewDirect is the per-shard variant (one io_uring per shard, driven by
+// its event loop): no submitter goroutine, every operation prepared,
+// submitted and waited for by the calling goroutine, so a small append
+// costs one io_uring_enter and no goroutine hand-off. Such an FS and its
+// files belong to one goroutine at a time (a shard's tasks); the
+// invariants build panics on overlapping use. FS.Poll makes either kind a
+// shard.Poller.
+//
 // New returns an *FS, which is also an io.Closer: close it at shutdown
 // after every file. Files it opens are *File, which adds Preallocate
 // (fallocate with FALLOC_FL_KEEP_SIZE) for segment preallocation.

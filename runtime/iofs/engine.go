@@ -37,9 +37,29 @@ const (
 	kindClose
 )
 
-// request is one operation handed from a caller to the submitter loop. It
-// comes from a pool, so a call allocates nothing; its callback is bound
-// once when the request is made.
+// engine runs file operations on a ring for an FS. Two implement it:
+// loopEngine (New: a submitter goroutine, safe for concurrent callers) and
+// directEngine (NewDirect: the caller's goroutine drives the ring, one
+// goroutine at a time).
+type engine interface {
+	// get returns a cleared request for one operation.
+	get() *request
+	// do runs req to completion and returns the CQE result, or 0 and the
+	// errno of a failed operation (ErrClosed once the engine is closed).
+	do(req *request) (int32, error)
+	// put returns req, dropping the references it holds.
+	put(req *request)
+	// poll reaps finished operations without blocking and returns how
+	// many are still in flight (shard.Poller).
+	poll() int
+	// close finishes what is in flight and tears the ring down.
+	close() error
+}
+
+// request is one file operation for a ring. The loop engine hands it to
+// the submitter loop and takes it from a pool, so a call allocates
+// nothing; the direct engine owns a single one. Its callback is bound once
+// when the request is made.
 type request struct {
 	kind      opKind
 	fd        int
@@ -52,7 +72,8 @@ type request struct {
 	path      string
 
 	callback uring.Callback
-	done     chan struct{}
+	done     chan struct{} // loop engine: signalled on completion
+	finished bool          // direct engine: set on completion
 	res      int32
 	err      error // set when the operation could not be queued
 }
@@ -75,11 +96,50 @@ func (r *request) fail(err error) {
 	r.done <- struct{}{}
 }
 
-// engine owns one ring and its submitter goroutine.
+// clear drops the references a finished request holds.
+func (r *request) clear() {
+	r.buf, r.iovs, r.path, r.err, r.res, r.finished = nil, nil, "", nil, 0, false
+}
+
+// result turns a finished request into do's results.
+func (r *request) result() (int32, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if r.res < 0 {
+		return 0, syscall.Errno(-r.res)
+	}
+	return r.res, nil
+}
+
+// prepareRequest queues req's operation on ring with req's callback; both
+// engines use it. An error means nothing was queued.
+func prepareRequest(ring *uring.Ring, req *request) error {
+	switch req.kind {
+	case kindRead:
+		return ring.PrepareRead(req.fd, req.buf, req.off, 0, req.callback)
+	case kindWrite:
+		return ring.PrepareWrite(req.fd, req.buf, req.off, 0, req.callback)
+	case kindWritev:
+		return ring.PrepareWritev(req.fd, req.iovs, req.off, 0, req.callback)
+	case kindDataSync:
+		return ring.PrepareFsync(req.fd, true, 0, req.callback)
+	case kindFallocate:
+		return ring.PrepareFallocate(req.fd, req.mode, req.off, req.length, 0, req.callback)
+	case kindOpen:
+		return ring.PrepareOpenat(unix.AT_FDCWD, req.path, req.openFlags, req.mode, 0, req.callback)
+	case kindClose:
+		return ring.PrepareClose(req.fd, 0, req.callback)
+	default:
+		return fmt.Errorf("request kind %d: %w", req.kind, uring.ErrConfig)
+	}
+}
+
+// loopEngine owns one ring and its submitter goroutine.
 //
 // Lock order: mu only; it guards closed against concurrent sends and is
 // never held while waiting for a completion.
-type engine struct {
+type loopEngine struct {
 	requests chan *request
 	pool     sync.Pool
 
@@ -109,8 +169,8 @@ type engine struct {
 // caller's operation would wait for room forever.
 const engineEntriesMin = 2
 
-// newEngine sets up a ring and starts its loop.
-func newEngine(cfg uring.Config) (*engine, error) {
+// newLoopEngine sets up a ring and starts its loop.
+func newLoopEngine(cfg uring.Config) (*loopEngine, error) {
 	ring, err := uring.New(cfg)
 	if err != nil {
 		return nil, err
@@ -122,7 +182,7 @@ func newEngine(cfg uring.Config) (*engine, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("eventfd: %w", err), ring.Close())
 	}
-	e := &engine{
+	e := &loopEngine{
 		requests: make(chan *request, requestQueueMax),
 		wakeFD:   wakeFD,
 		stopped:  make(chan struct{}),
@@ -139,7 +199,7 @@ func newEngine(cfg uring.Config) (*engine, error) {
 
 // do hands req to the loop and waits for its completion. It returns the
 // CQE result, or 0 and the errno of a failed operation.
-func (e *engine) do(req *request) (int32, error) {
+func (e *loopEngine) do(req *request) (int32, error) {
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
@@ -150,22 +210,19 @@ func (e *engine) do(req *request) (int32, error) {
 	e.mu.RUnlock()
 	e.wake()
 	<-req.done
-	if req.err != nil {
-		return 0, req.err
-	}
-	if req.res < 0 {
-		return 0, syscall.Errno(-req.res)
-	}
-	return req.res, nil
+	return req.result()
 }
 
-func (e *engine) get() *request { return e.pool.Get().(*request) }
+func (e *loopEngine) get() *request { return e.pool.Get().(*request) }
 
 // put clears the references a request holds and returns it to the pool.
-func (e *engine) put(r *request) {
-	r.buf, r.iovs, r.path, r.err, r.res = nil, nil, "", nil, 0
+func (e *loopEngine) put(r *request) {
+	r.clear()
 	e.pool.Put(r)
 }
+
+// poll reports 0: the loop goroutine, not the caller, reaps this ring.
+func (e *loopEngine) poll() int { return 0 }
 
 // wake rouses a loop asleep in io_uring_enter by completing its pending
 // eventfd read. The protocol, with sequentially consistent atomics: a
@@ -173,7 +230,7 @@ func (e *engine) put(r *request) {
 // loop stores sleeping before it compares posted with taken. Either the
 // loop sees the increment (and does not sleep) or its store precedes the
 // caller's swap (and the caller writes the eventfd).
-func (e *engine) wake() {
+func (e *loopEngine) wake() {
 	if !e.sleeping.Load() || !e.sleeping.Swap(false) {
 		return
 	}
@@ -190,7 +247,7 @@ func (e *engine) wake() {
 
 // armWake keeps a read of the eventfd in flight so a caller can interrupt
 // the loop's wait.
-func (e *engine) armWake() error {
+func (e *loopEngine) armWake() error {
 	if err := e.ring.PrepareRead(e.wakeFD, e.wakeBuf[:], -1, 0, e.onWake); err != nil {
 		return fmt.Errorf("arm wake-up read: %w", err)
 	}
@@ -198,7 +255,7 @@ func (e *engine) armWake() error {
 	return nil
 }
 
-func (e *engine) onWake(uring.Completion) {
+func (e *loopEngine) onWake(uring.Completion) {
 	e.wakeArmed = false
 	if !e.stopping {
 		if err := e.armWake(); err != nil {
@@ -209,7 +266,7 @@ func (e *engine) onWake(uring.Completion) {
 
 // busy is the number of caller operations in flight (the wake-up read
 // excluded).
-func (e *engine) busy() int {
+func (e *loopEngine) busy() int {
 	n := e.ring.InFlight()
 	if e.wakeArmed {
 		n--

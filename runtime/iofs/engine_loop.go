@@ -5,12 +5,10 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/stratabroker/strata/runtime/uring"
 )
 
 // loop is the submitter goroutine: the only code that touches the ring.
-func (e *engine) loop() {
+func (e *loopEngine) loop() {
 	defer close(e.stopped)
 	for {
 		if e.busy() == 0 {
@@ -34,7 +32,7 @@ func (e *engine) loop() {
 
 // gather starts up to the event interval queued requests without
 // blocking. It returns false once the request channel is closed.
-func (e *engine) gather() bool {
+func (e *loopEngine) gather() bool {
 	for i := 0; i < e.interval; i++ {
 		select {
 		case req, ok := <-e.requests:
@@ -51,7 +49,7 @@ func (e *engine) gather() bool {
 
 // sleep submits what is queued and waits for at least one completion,
 // unless a caller has announced a request meanwhile.
-func (e *engine) sleep() {
+func (e *loopEngine) sleep() {
 	e.sleeping.Store(true)
 	if e.posted.Load() != e.taken {
 		e.sleeping.Store(false)
@@ -62,7 +60,7 @@ func (e *engine) sleep() {
 	e.sleeping.Store(false)
 }
 
-func (e *engine) submit() {
+func (e *loopEngine) submit() {
 	_, err := e.ring.Submit()
 	e.must(err)
 }
@@ -71,43 +69,23 @@ func (e *engine) submit() {
 // EINTR, EAGAIN and EBUSY; anything else on a ring we own means a bug, and
 // with operations in flight whose completions would never arrive there is
 // no safe way on.
-func (e *engine) must(err error) {
+func (e *loopEngine) must(err error) {
 	if err != nil {
 		panic(fmt.Sprintf("iofs: io_uring_enter failed with %d operations in flight: %v", e.ring.InFlight(), err))
 	}
 }
 
 // start queues one request on the ring (its callback finishes it).
-func (e *engine) start(req *request) {
+func (e *loopEngine) start(req *request) {
 	e.taken++
-	r := e.ring
-	var err error
-	switch req.kind {
-	case kindRead:
-		err = r.PrepareRead(req.fd, req.buf, req.off, 0, req.callback)
-	case kindWrite:
-		err = r.PrepareWrite(req.fd, req.buf, req.off, 0, req.callback)
-	case kindWritev:
-		err = r.PrepareWritev(req.fd, req.iovs, req.off, 0, req.callback)
-	case kindDataSync:
-		err = r.PrepareFsync(req.fd, true, 0, req.callback)
-	case kindFallocate:
-		err = r.PrepareFallocate(req.fd, req.mode, req.off, req.length, 0, req.callback)
-	case kindOpen:
-		err = r.PrepareOpenat(unix.AT_FDCWD, req.path, req.openFlags, req.mode, 0, req.callback)
-	case kindClose:
-		err = r.PrepareClose(req.fd, 0, req.callback)
-	default:
-		err = fmt.Errorf("request kind %d: %w", req.kind, uring.ErrConfig)
-	}
-	if err != nil {
+	if err := prepareRequest(e.ring, req); err != nil {
 		req.fail(err)
 	}
 }
 
 // shutdown finishes every operation in flight, retires the wake-up read
 // and closes the ring and the eventfd.
-func (e *engine) shutdown() error {
+func (e *loopEngine) shutdown() error {
 	for e.busy() > 0 {
 		e.must(e.ring.SubmitAndWait(1))
 	}
@@ -123,7 +101,7 @@ func (e *engine) shutdown() error {
 
 // close stops accepting requests, waits for the loop to finish what is in
 // flight and returns its error.
-func (e *engine) close() error {
+func (e *loopEngine) close() error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

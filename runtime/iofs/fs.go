@@ -12,10 +12,12 @@ import (
 // fileMode is the permission of files the FS creates (as storage.OSFS).
 const fileMode = 0o644
 
-// FS is a storage.FS whose file data goes through io_uring. Its methods are
-// safe for concurrent use; each File it opens has one owner at a time.
+// FS is a storage.FS whose file data goes through io_uring. An FS from New
+// is safe for concurrent use and each File it opens has one owner at a
+// time; an FS from NewDirect, and every File it opens, belongs to one
+// goroutine at a time (see NewDirect).
 type FS struct {
-	engine *engine
+	engine engine
 	meta   storage.OSFS // namespace operations: plain system calls
 }
 
@@ -25,7 +27,30 @@ var _ storage.FS = (*FS)(nil)
 // FS to stop them once every file is closed. The error wraps
 // uring.ErrUnavailable when the kernel refuses io_uring.
 func New(cfg uring.Config) (*FS, error) {
-	e, err := newEngine(cfg)
+	e, err := newLoopEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &FS{engine: e}, nil
+}
+
+// NewDirect sets up a ring sized by cfg with no goroutine behind it: every
+// operation of the FS and of the files it opens is prepared, submitted and
+// waited for by the calling goroutine itself (one io_uring_enter, no
+// hand-off), as a shard's event loop drives its own ring.
+//
+// NOT SAFE FOR CONCURRENT USE. Exactly one goroutine at a time (in the
+// broker, the tasks of one shard) may call the FS, including Poll and
+// Close, and every File it opened; handing it to another goroutine needs a
+// happens-before edge (a channel, a shard task). Namespace calls (mkdir,
+// rename, stat...) are plain system calls and exempt. Built with
+// -tags invariants, two operations overlapping in time panic; release
+// builds do not check.
+//
+// The error wraps uring.ErrUnavailable when the kernel refuses io_uring.
+// Close the FS after every file.
+func NewDirect(cfg uring.Config) (*FS, error) {
+	e, err := newDirectEngine(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +61,13 @@ func New(cfg uring.Config) (*FS, error) {
 // after Close fail with ErrClosed, File.Close included: close every file
 // first, or its descriptor stays open until the process exits.
 func (f *FS) Close() error { return f.engine.close() }
+
+// Poll makes the FS a shard.Poller: for a NewDirect FS it reaps finished
+// operations without blocking and returns how many are still in flight
+// (0 between calls, since each operation is waited for in place); for a
+// New FS, whose goroutine reaps, it returns 0. On a direct FS it is one
+// more operation of the owning goroutine.
+func (f *FS) Poll() int { return f.engine.poll() }
 
 // Create implements storage.FS.
 func (f *FS) Create(path string) (storage.File, error) {

@@ -7,9 +7,15 @@ import (
 	"github.com/stratabroker/strata/runtime/uring"
 )
 
-// newFS sets up a uring FS for a test, skipping where io_uring is
-// unavailable.
-func newFS(t testing.TB, cfg uring.Config) *FS {
+// newFS sets up a uring FS (goroutine engine) for a test, skipping where
+// io_uring is unavailable.
+func newFS(t testing.TB, cfg uring.Config) *FS { return setUp(t, cfg, New) }
+
+// newDirectFS sets up a direct uring FS for a test, skipping where
+// io_uring is unavailable.
+func newDirectFS(t testing.TB, cfg uring.Config) *FS { return setUp(t, cfg, NewDirect) }
+
+func setUp(t testing.TB, cfg uring.Config, construct func(uring.Config) (*FS, error)) *FS {
 	t.Helper()
 	if err := uring.Probe(); err != nil {
 		if errors.Is(err, uring.ErrUnavailable) {
@@ -17,7 +23,7 @@ func newFS(t testing.TB, cfg uring.Config) *FS {
 		}
 		t.Fatalf("probe: %v", err)
 	}
-	fsys, err := New(cfg)
+	fsys, err := construct(cfg)
 	if err != nil {
 		t.Fatalf("new FS: %v", err)
 	}
@@ -27,6 +33,26 @@ func newFS(t testing.TB, cfg uring.Config) *FS {
 		}
 	})
 	return fsys
+}
+
+// fsMaker sets up one kind of uring FS for a test.
+type fsMaker func(testing.TB, uring.Config) *FS
+
+// uringEngines are the two ways to run the FS; behaviour tests run on
+// both.
+var uringEngines = []struct {
+	name string
+	make fsMaker
+}{
+	{"goroutine", newFS},
+	{"direct", newDirectFS},
+}
+
+// forEachEngine runs test as one subtest per uring engine.
+func forEachEngine(t *testing.T, test func(t *testing.T, newFS fsMaker)) {
+	for _, engine := range uringEngines {
+		t.Run(engine.name, func(t *testing.T) { test(t, engine.make) })
+	}
 }
 
 func pattern(n int, seed byte) []byte {

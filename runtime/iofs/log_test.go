@@ -84,70 +84,72 @@ func checkLog(t *testing.T, l *storage.Log, from, to uint64) {
 // segment rolls, syncs, reads, closes and reopens, and reads again, and
 // checks the reopened log finds nothing to repair.
 func TestLogOverUring(t *testing.T) {
-	fsys := newFS(t, uring.Config{Entries: 32})
-	dir := filepath.Join(t.TempDir(), "streams", "1", "topics", "1", "partitions", "0")
-	opts := storage.LogOptions{SegmentSizeBytes: 64 << 10}
-	l, report, err := storage.OpenLog(fsys, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.Clean() {
-		t.Fatalf("fresh log report %+v", report)
-	}
-	var m batchMaker
-	for i := 0; i < 40; i++ {
-		if err := l.Append(m.flush(t, 3, 5, 200)); err != nil {
+	forEachEngine(t, func(t *testing.T, newFS fsMaker) {
+		fsys := newFS(t, uring.Config{Entries: 32})
+		dir := filepath.Join(t.TempDir(), "streams", "1", "topics", "1", "partitions", "0")
+		opts := storage.LogOptions{SegmentSizeBytes: 64 << 10}
+		l, report, err := storage.OpenLog(fsys, dir, opts)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if i%8 == 0 {
-			if err := l.Sync(); err != nil {
+		if !report.Clean() {
+			t.Fatalf("fresh log report %+v", report)
+		}
+		var m batchMaker
+		for i := 0; i < 40; i++ {
+			if err := l.Append(m.flush(t, 3, 5, 200)); err != nil {
 				t.Fatal(err)
 			}
+			if i%8 == 0 {
+				if err := l.Sync(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-	}
-	if err := l.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	stats := l.Stats()
-	if stats.Messages != 600 || stats.Segments < 3 {
-		t.Fatalf("stats %+v: want 600 messages over several segments", stats)
-	}
-	checkLog(t, l, 0, 600)
-	checkLog(t, l, 123, 600)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+		if err := l.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		stats := l.Stats()
+		if stats.Messages != 600 || stats.Segments < 3 {
+			t.Fatalf("stats %+v: want 600 messages over several segments", stats)
+		}
+		checkLog(t, l, 0, 600)
+		checkLog(t, l, 123, 600)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
 
-	l, report, err = storage.OpenLog(fsys, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.Clean() {
-		t.Fatalf("reopen report %+v", report)
-	}
-	if got := l.Stats(); got.Messages != stats.Messages || got.Segments != stats.Segments || got.NextOffset != 600 {
-		t.Fatalf("reopened stats %+v, closed with %+v", got, stats)
-	}
-	checkLog(t, l, 0, 600)
-	if err := l.Append(m.flush(t, 2, 4, 50)); err != nil {
-		t.Fatal(err)
-	}
-	checkLog(t, l, 590, 608)
+		l, report, err = storage.OpenLog(fsys, dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !report.Clean() {
+			t.Fatalf("reopen report %+v", report)
+		}
+		if got := l.Stats(); got.Messages != stats.Messages || got.Segments != stats.Segments || got.NextOffset != 600 {
+			t.Fatalf("reopened stats %+v, closed with %+v", got, stats)
+		}
+		checkLog(t, l, 0, 600)
+		if err := l.Append(m.flush(t, 2, 4, 50)); err != nil {
+			t.Fatal(err)
+		}
+		checkLog(t, l, 590, 608)
 
-	// The same directory opens cleanly with the sync engine too: the two
-	// engines write the same format.
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	l, report, err = storage.OpenLog(storage.OSFS{}, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.Clean() {
-		t.Fatalf("sync-engine reopen report %+v", report)
-	}
-	checkLog(t, l, 0, 608)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+		// The same directory opens cleanly with the sync engine too: the two
+		// engines write the same format.
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l, report, err = storage.OpenLog(storage.OSFS{}, dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !report.Clean() {
+			t.Fatalf("sync-engine reopen report %+v", report)
+		}
+		checkLog(t, l, 0, 608)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -43,36 +43,38 @@ func openJournal(t *testing.T, fsys storage.FS, dir string) (*storage.MetaJourna
 // journal reset: writes at offsets, truncation, renames) and replays the
 // metadata journal on the uring FS, then replays it with the sync engine.
 func TestMetaJournalOverUring(t *testing.T) {
-	fsys := newFS(t, uring.Config{Entries: 8})
-	dir := filepath.Join(t.TempDir(), "metadata")
-	j, _ := openJournal(t, fsys, dir)
-	appendN := func(j *storage.MetaJournal, n int) {
-		t.Helper()
-		for i := 0; i < n; i++ {
-			op := j.LastOp() + 1
-			if err := j.Append(storage.MetaEntry{Op: op, Timestamp: op, Body: fmt.Appendf(nil, "op-%d", op)}, i%3 == 0); err != nil {
-				t.Fatal(err)
+	forEachEngine(t, func(t *testing.T, newFS fsMaker) {
+		fsys := newFS(t, uring.Config{Entries: 8})
+		dir := filepath.Join(t.TempDir(), "metadata")
+		j, _ := openJournal(t, fsys, dir)
+		appendN := func(j *storage.MetaJournal, n int) {
+			t.Helper()
+			for i := 0; i < n; i++ {
+				op := j.LastOp() + 1
+				if err := j.Append(storage.MetaEntry{Op: op, Timestamp: op, Body: fmt.Appendf(nil, "op-%d", op)}, i%3 == 0); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	appendN(j, 10)
-	if err := j.Checkpoint([]byte("state@10")); err != nil {
-		t.Fatal(err)
-	}
-	appendN(j, 5)
-	if err := j.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, engine := range []storage.FS{fsys, storage.OSFS{}} {
-		j, s := openJournal(t, engine, dir)
-		if s.snapshotOp != 10 || s.snapshot != "state@10" || len(s.ops) != 5 || s.ops[0] != 11 || s.ops[4] != 15 || j.LastOp() != 15 {
-			t.Fatalf("%T replay: snapshot %d %q, ops %v, last %d", engine, s.snapshotOp, s.snapshot, s.ops, j.LastOp())
+		appendN(j, 10)
+		if err := j.Checkpoint([]byte("state@10")); err != nil {
+			t.Fatal(err)
+		}
+		appendN(j, 5)
+		if err := j.Sync(); err != nil {
+			t.Fatal(err)
 		}
 		if err := j.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}
+		for _, engine := range []storage.FS{fsys, storage.OSFS{}} {
+			j, s := openJournal(t, engine, dir)
+			if s.snapshotOp != 10 || s.snapshot != "state@10" || len(s.ops) != 5 || s.ops[0] != 11 || s.ops[4] != 15 || j.LastOp() != 15 {
+				t.Fatalf("%T replay: snapshot %d %q, ops %v, last %d", engine, s.snapshotOp, s.snapshot, s.ops, j.LastOp())
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }

@@ -75,30 +75,32 @@ func TestCloseWithCallersInFlight(t *testing.T) {
 // only part of a vectored append: the engine resubmits the rest, which
 // fails with EFBIG, and the file's size accounts for the partial write.
 func TestAppendVectorPartialWrite(t *testing.T) {
-	fsys := newFS(t, uring.Config{Entries: 4})
-	f, err := fsys.Create(filepath.Join(t.TempDir(), "limited"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	const limit = 5000
-	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: limit, Max: old.Max}); err != nil {
-		t.Skipf("cannot lower RLIMIT_FSIZE: %v", err)
-	}
-	n, err := f.AppendVector([][]byte{pattern(3000, 1), pattern(3000, 2)})
-	if rerr := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); rerr != nil {
-		t.Fatal(rerr)
-	}
-	if n != limit || !errors.Is(err, syscall.EFBIG) {
-		t.Fatalf("appended %d, %v; want %d and EFBIG", n, err, limit)
-	}
-	if size, _ := f.Size(); size != limit {
-		t.Fatalf("size %d after a partial append, want %d", size, limit)
-	}
+	forEachEngine(t, func(t *testing.T, newFS fsMaker) {
+		fsys := newFS(t, uring.Config{Entries: 4})
+		f, err := fsys.Create(filepath.Join(t.TempDir(), "limited"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		const limit = 5000
+		signal.Ignore(syscall.SIGXFSZ)
+		defer signal.Reset(syscall.SIGXFSZ)
+		var old unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: limit, Max: old.Max}); err != nil {
+			t.Skipf("cannot lower RLIMIT_FSIZE: %v", err)
+		}
+		n, err := f.AppendVector([][]byte{pattern(3000, 1), pattern(3000, 2)})
+		if rerr := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); rerr != nil {
+			t.Fatal(rerr)
+		}
+		if n != limit || !errors.Is(err, syscall.EFBIG) {
+			t.Fatalf("appended %d, %v; want %d and EFBIG", n, err, limit)
+		}
+		if size, _ := f.Size(); size != limit {
+			t.Fatalf("size %d after a partial append, want %d", size, limit)
+		}
+	})
 }

@@ -1,0 +1,93 @@
+package iofs
+
+import (
+	"fmt"
+
+	"github.com/stratabroker/strata/runtime/uring"
+)
+
+// directEngine drives its ring from the calling goroutine: do prepares the
+// operation, submits it and waits for its completion in place. It has no
+// lock and no goroutine; one goroutine at a time may use it (NewDirect).
+// Every operation waits for its own completion before returning, so
+// between calls nothing is in flight.
+type directEngine struct {
+	ring *uring.Ring
+	// req is the engine's only request: one operation runs at a time.
+	req    request
+	closed bool
+	// use catches overlapping operations in the invariants build.
+	use useCheck
+}
+
+// newDirectEngine sets up a ring for the calling goroutine to drive.
+func newDirectEngine(cfg uring.Config) (*directEngine, error) {
+	ring, err := uring.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &directEngine{ring: ring}
+	e.req.callback = e.req.completeInPlace
+	return e, nil
+}
+
+// completeInPlace runs inside the waiting goroutine's SubmitAndWait.
+func (r *request) completeInPlace(c uring.Completion) {
+	r.res = c.Res
+	r.finished = true
+}
+
+// get starts an operation: the request stays the caller's until put.
+func (e *directEngine) get() *request {
+	e.use.enter()
+	return &e.req
+}
+
+// put ends the operation get started.
+func (e *directEngine) put(r *request) {
+	r.clear()
+	e.use.leave()
+}
+
+// do prepares req, submits it and waits until its callback has run.
+func (e *directEngine) do(req *request) (int32, error) {
+	if e.closed {
+		return 0, ErrClosed
+	}
+	req.finished = false
+	if err := prepareRequest(e.ring, req); err != nil {
+		return 0, err
+	}
+	for !req.finished {
+		if err := e.ring.SubmitAndWait(1); err != nil {
+			// As in the loop engine: the binding retries what can be
+			// retried, and with our operation in flight (its buffer
+			// pinned by the ring) there is no safe way on.
+			panic(fmt.Sprintf("iofs: io_uring_enter failed with %d operations in flight: %v", e.ring.InFlight(), err))
+		}
+	}
+	return req.result()
+}
+
+// poll reaps without a system call; nothing is normally in flight.
+func (e *directEngine) poll() int {
+	if e.closed {
+		return 0
+	}
+	e.use.enter()
+	defer e.use.leave()
+	e.ring.Reap()
+	return e.ring.InFlight()
+}
+
+// close waits for anything in flight (nothing, between calls) and closes
+// the ring.
+func (e *directEngine) close() error {
+	e.use.enter()
+	defer e.use.leave()
+	if e.closed {
+		return ErrClosed
+	}
+	e.closed = true
+	return e.ring.Close()
+}
