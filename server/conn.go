@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/shard"
 )
 
 // Transport codes reported in ClientInfo (PROTOCOL.md §4.11.9).
@@ -49,6 +50,12 @@ type connection struct {
 	// gateway marks an in-process session of a gateway (the HTTP API)
 	// that limits failed logins itself.
 	gateway bool
+	// shard serves the connection's requests (conn_route.go); nil for
+	// transports served on their goroutines. on is the shard the current
+	// request runs on (nil while it runs on the connection's goroutine);
+	// only the request in progress reads and writes it.
+	shard *shard.Shard
+	on    *shard.Shard
 
 	mu sync.Mutex
 	// Invariant: bound implies userID is a valid user and session > 0.
@@ -125,6 +132,7 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		address:   nc.RemoteAddr().String(),
 		netConn:   nc,
 		lastSeen:  time.Now(),
+		shard:     s.assignShard(),
 	}
 	s.addConn(c)
 	defer s.removeConn(c)
@@ -179,7 +187,7 @@ func (s *Server) handleFrame(c *connection, header, body []byte) ([]byte, bool) 
 	c.mu.Unlock()
 	s.metrics.requests.Inc()
 	started := time.Now()
-	r := s.dispatch(c, &h, body)
+	r := s.route(c, &h, body)
 	s.metrics.observeRequest(&h, r, started)
 	return c.encode(&h, r), true
 }

@@ -82,7 +82,7 @@ func (s *Server) inFlight(k servedKey) bool {
 	if !ok {
 		return false
 	}
-	committed, current, stored := p.storedOffset(groupOffsetKey(k.group))
+	committed, current, stored := p.storedOffset(nil, groupOffsetKey(k.group))
 	if served > current {
 		// Served before a purge: nothing of it is left to commit.
 		return false
@@ -123,10 +123,10 @@ func (s *Server) dropGroupOffsets(streamID, topicID, groupID uint32, partitionID
 		if !ok {
 			continue
 		}
-		if _, _, stored := p.storedOffset(groupOffsetKey(groupID)); !stored {
+		if _, _, stored := p.storedOffset(nil, groupOffsetKey(groupID)); !stored {
 			continue
 		}
-		if status := p.applyOffset(body, partition.OperationDeleteConsumerOffset); status != wire.ErrorCodeOK {
+		if status := p.applyOffset(nil, body, partition.OperationDeleteConsumerOffset); status != wire.ErrorCodeOK {
 			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Uint32("status", uint32(status)))
 		}
 	}

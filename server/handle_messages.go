@@ -10,10 +10,28 @@ import (
 // handleSendMessages runs SendMessages (§6.4-6.5): resolve the target,
 // authorize, validate the batch, then append through the partition.
 func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body []byte) response {
+	target, denial, ok := s.resolveSend(c, h, body)
+	if !ok {
+		return denial
+	}
+	return s.executeSend(c, &target)
+}
+
+// sendTarget is a resolved, authorized and validated send.
+type sendTarget struct {
+	p     *partitionRuntime
+	env   partition.Envelope
+	batch []byte
+}
+
+// resolveSend decodes a send, picks its partition (a balanced send takes
+// the topic's next partition here, once), authorizes it and validates the
+// batch. It reads only the published metadata view, so it runs anywhere.
+func (s *Server) resolveSend(c *connection, h *wire.RequestHeader, body []byte) (sendTarget, response, bool) {
 	_, userID, client, _ := c.binding()
 	var req wire.SendMessagesRequest
 	if err := req.Decode(body); err != nil {
-		return deny(wire.ErrResourceNotFound)
+		return sendTarget{}, deny(wire.ErrResourceNotFound), false
 	}
 	stream, topic, batch := metaID(req.StreamID), metaID(req.TopicID), req.Batch
 
@@ -23,13 +41,13 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	switch code {
 	case metadata.CodeOK:
 	case metadata.CodeUnauthorized:
-		return deny(wire.ErrUnauthorized)
+		return sendTarget{}, deny(wire.ErrUnauthorized), false
 	default:
-		return deny(wire.ErrResourceNotFound)
+		return sendTarget{}, deny(wire.ErrResourceNotFound), false
 	}
 	partitions := t.Partitions
 	if len(partitions) == 0 {
-		return deny(wire.ErrResourceNotFound)
+		return sendTarget{}, deny(wire.ErrResourceNotFound), false
 	}
 	var partitionID uint32
 	switch req.Partitioning.Kind {
@@ -38,22 +56,28 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	case wire.PartitioningPartitionID:
 		partitionID = req.Partitioning.PartitionID
 		if !t.HasPartition(partitionID) {
-			return deny(wire.ErrResourceNotFound)
+			return sendTarget{}, deny(wire.ErrResourceNotFound), false
 		}
 	case wire.PartitioningMessagesKey:
 		partitionID = partitions[xxh32.Checksum(req.Partitioning.Key)%uint32(len(partitions))].ID
 	default:
-		return deny(wire.ErrResourceNotFound)
+		return sendTarget{}, deny(wire.ErrResourceNotFound), false
 	}
 	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
-		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
+		return sendTarget{}, deny(wire.ErrorCode(wire.BatchErrorCode(err))), false
 	}
 	p, ok := s.parts.get(partKey{t.StreamID, t.ID, partitionID})
 	if !ok {
-		return deny(wire.ErrTransientNotAccepted)
+		return sendTarget{}, deny(wire.ErrTransientNotAccepted), false
 	}
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	reply, status := p.send(env, batch)
+	return sendTarget{p: p, env: env, batch: batch}, response{}, true
+}
+
+// executeSend appends a resolved send through its partition: in place when
+// the request runs on the owning shard, else handed to the owner.
+func (s *Server) executeSend(c *connection, t *sendTarget) response {
+	reply, status := t.p.send(c.on, t.env, t.batch)
 	if status != wire.ErrorCodeOK {
 		return deny(status)
 	}
@@ -127,7 +151,7 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 	if code != wire.ErrorCodeOK {
 		return deny(code)
 	}
-	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
+	out, status := p.poll(c.on, c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
 		return response{body: emptyPoll(out[:0], partitionOf(req.Partition))}
@@ -153,7 +177,7 @@ func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	default:
 		return response{}
 	}
-	stored, current, ok := p.storedOffset(consumerKey(req.Consumer))
+	stored, current, ok := p.storedOffset(c.on, consumerKey(req.Consumer))
 	if !ok {
 		return response{}
 	}
@@ -204,7 +228,7 @@ func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t wire.Offset
 		return deny(wire.ErrResourceNotFound)
 	}
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	if status := p.applyOffset(encode(consumerKey(t.Consumer), env), operation); status != wire.ErrorCodeOK {
+	if status := p.applyOffset(c.on, encode(consumerKey(t.Consumer), env), operation); status != wire.ErrorCodeOK {
 		return deny(status)
 	}
 	return response{body: wire.AppendResultOK(c.scratch[:0])}

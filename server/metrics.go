@@ -32,6 +32,10 @@ type metrics struct {
 	flushes          prometheus.Counter
 	segmentsSealed   prometheus.Counter
 	recoveredTornOff prometheus.Counter
+	shardConnections *prometheus.GaugeVec
+	requestsPlaced   *prometheus.CounterVec
+	// placedShard and placedForward are requestsPlaced's two series.
+	placedShard, placedForward prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -57,6 +61,12 @@ func newMetrics() *metrics {
 		connectionsByTr: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_transport_connections", Help: "Open client connections by transport.",
 		}, []string{"transport"}),
+		shardConnections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "strata_shard_connections", Help: "Open client connections served by each shard.",
+		}, []string{"shard"}),
+		requestsPlaced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_requests_placed_total", Help: "Requests of shard-served connections, by where they ran: on the connection's shard, or forwarded to the owning shard or the metadata writer.",
+		}, []string{"place"}),
 		messagesSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_messages_appended_total", Help: "Messages appended to partitions.",
 		}),
@@ -95,9 +105,12 @@ func newMetrics() *metrics {
 			Name: "strata_recovery_dropped_bytes_total", Help: "Bytes of torn segment tails dropped at recovery.",
 		}),
 	}
+	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
+	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
-		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff)
+		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
+		m.shardConnections, m.requestsPlaced)
 	return m
 }
 

@@ -21,28 +21,7 @@ func TestMetricsMove(t *testing.T) {
 	if _, err := c.CreateStream(ctx(t), "s"); err == nil {
 		t.Fatal("duplicate stream accepted")
 	}
-	reg := ts.srv.MetricsRegistry()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	values := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			name := f.GetName()
-			for _, l := range m.GetLabel() {
-				name += "," + l.GetName() + "=" + l.GetValue()
-			}
-			switch {
-			case m.GetCounter() != nil:
-				values[name] = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				values[name] = m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				values[name] = float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
+	values := metricValues(t, ts)
 	want := map[string]float64{
 		"strata_topic_messages_polled_total,stream=0,topic=0":   30,
 		"strata_topic_messages_appended_total,stream=0,topic=0": 30,
@@ -64,4 +43,32 @@ func TestMetricsMove(t *testing.T) {
 	if _, ok := values["strata_partition_flushes_total"]; !ok {
 		t.Error("no flush counter")
 	}
+}
+
+// metricValues gathers the server's metrics as "name,label=value,..." →
+// value (a histogram gives its sample count).
+func metricValues(t *testing.T, ts *testServer) map[string]float64 {
+	t.Helper()
+	families, err := ts.srv.MetricsRegistry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				name += "," + l.GetName() + "=" + l.GetValue()
+			}
+			switch {
+			case m.GetCounter() != nil:
+				values[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				values[name] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				values[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return values
 }

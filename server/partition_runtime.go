@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,10 @@ import (
 // errFenced reports a partition that stopped serving after a storage
 // failure or unrepairable corruption.
 var errFenced = errors.New("partition fenced")
+
+// errCrossShard reports a shard task that would have waited for another
+// shard (a placement bug; see runFrom).
+var errCrossShard = errors.New("a shard task may not wait for another shard")
 
 // pollBytesMax bounds the records one poll returns, so the reply fits the
 // 64 MiB frame limit with room for the header.
@@ -57,6 +62,25 @@ type partitionRuntime struct {
 	fenced error
 	// appended, appendedBytes and polled are the topic's metric series.
 	appended, appendedBytes, polled prometheus.Counter
+
+	// counters is the partition's record counters as of the owner's last
+	// change, published so that readers on any shard or goroutine (topic
+	// and stream records, stats) read them without a hop to the owner.
+	// Each counter is current on its own; a reader may see one change
+	// before another, as with any statistics taken while writes go on.
+	counters struct {
+		current, messages, sizeBytes, segments atomic.Uint64
+	}
+}
+
+// publishCounters republishes the counters; it runs on the owning shard
+// after every change to them.
+func (p *partitionRuntime) publishCounters() {
+	current, _ := p.machine.CurrentOffset()
+	p.counters.current.Store(current)
+	p.counters.messages.Store(p.machine.MessagesCount())
+	p.counters.sizeBytes.Store(p.machine.SizeBytes())
+	p.counters.segments.Store(uint64(p.log.Stats().Segments))
 }
 
 // openPartition opens and recovers a partition directory.
@@ -126,6 +150,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
 	}
 	p.machine = machine
+	p.publishCounters()
 	return p, nil
 }
 
@@ -147,12 +172,31 @@ func (p *partitionRuntime) syncLog() error {
 }
 
 // run executes fn on the shard that owns the partition and waits for it:
-// the partition's state and files are only ever touched there.
-func (p *partitionRuntime) run(fn func()) error {
-	return p.owner.Call(func() {
+// the partition's state and files are only ever touched there. The caller
+// is a goroutine, not a shard task (see runFrom).
+func (p *partitionRuntime) run(fn func()) error { return p.runFrom(nil, fn) }
+
+// runFrom executes fn on the owning shard. on is the shard the caller is
+// running a task on (nil for a goroutine): a task on the owner runs fn in
+// place; a goroutine hands it over and waits. A task on another shard must
+// never wait for this one (two shards waiting on each other would
+// deadlock), so request placement (conn_route.go) keeps such requests off
+// the shards; reaching that case is a bug, refused with errCrossShard.
+func (p *partitionRuntime) runFrom(on *shard.Shard, fn func()) error {
+	switch on {
+	case p.owner:
 		p.owner.AssertOwner()
 		fn()
-	})
+		return nil
+	case nil:
+		return p.owner.Call(func() {
+			p.owner.AssertOwner()
+			fn()
+		})
+	default:
+		crossShardWait(on, p.owner)
+		return errCrossShard
+	}
 }
 
 // fence stops the partition after a storage failure. It runs on the
@@ -166,15 +210,21 @@ func (p *partitionRuntime) fence(err error) {
 
 // send appends one validated batch and returns the raw send reply. For a
 // persisted topic it returns only after the batch is durable.
-func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
+func (p *partitionRuntime) send(on *shard.Shard, env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
 	var reply []byte
 	status := wire.ErrorCodeOK
 	var ticket uint64
-	if err := p.run(func() { reply, status, ticket = p.appendOnShard(env, batch) }); err != nil {
+	if err := p.runFrom(on, func() { reply, status, ticket = p.appendOnShard(env, batch) }); err != nil {
 		return nil, wire.ErrTransientNotAccepted
 	}
 	if status != wire.ErrorCodeOK || ticket == 0 {
 		return reply, status
+	}
+	if on != nil {
+		// Waiting for the sync on a shard would stall it (and the sync
+		// itself runs there): persisted sends are placed off the shards.
+		crossShardWait(on, p.owner)
+		return nil, wire.ErrTransientNotAccepted
 	}
 	if err := p.group.wait(ticket); err != nil {
 		return nil, wire.ErrCannotSyncFile
@@ -204,6 +254,7 @@ func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) (
 			return nil, wire.ErrCannotSaveMessagesToSegment, 0
 		}
 	}
+	p.publishCounters()
 	if !p.persisted {
 		return reply, wire.ErrorCodeOK, 0
 	}
@@ -242,8 +293,8 @@ func (p *partitionRuntime) flushLocked() error {
 }
 
 // poll appends the poll reply body (§6.6) for a plain consumer to dst.
-func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
-	if err := p.run(func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
+func (p *partitionRuntime) poll(on *shard.Shard, dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
+	if err := p.runFrom(on, func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
 		return dst, wire.ErrTransientNotAccepted
 	}
 	return out, status
@@ -330,8 +381,8 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 
 // applyOffset applies an explicit offset store or delete and returns its
 // result code.
-func (p *partitionRuntime) applyOffset(body []byte, operation uint8) (status wire.ErrorCode) {
-	if err := p.run(func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
+func (p *partitionRuntime) applyOffset(on *shard.Shard, body []byte, operation uint8) (status wire.ErrorCode) {
+	if err := p.runFrom(on, func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
 		return wire.ErrTransientNotAccepted
 	}
 	return status
@@ -362,21 +413,19 @@ func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durab
 }
 
 // storedOffset returns a consumer's stored offset.
-func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
-	_ = p.run(func() {
+func (p *partitionRuntime) storedOffset(on *shard.Shard, consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
+	_ = p.runFrom(on, func() {
 		current, _ = p.machine.CurrentOffset()
 		stored, ok = p.machine.StoredOffset(consumer)
 	})
 	return stored, current, ok
 }
 
-// stats returns the partition's counters for records and stats.
+// stats returns the partition's counters for records and stats, as last
+// published by the owner: no hop to the owning shard.
 func (p *partitionRuntime) stats() (current uint64, messages uint64, sizeBytes uint64, segments int) {
-	_ = p.run(func() {
-		current, _ = p.machine.CurrentOffset()
-		messages, sizeBytes, segments = p.machine.MessagesCount(), p.machine.SizeBytes(), p.log.Stats().Segments
-	})
-	return current, messages, sizeBytes, segments
+	c := &p.counters
+	return c.current.Load(), c.messages.Load(), c.sizeBytes.Load(), int(c.segments.Load())
 }
 
 // purge empties the partition (segments and offsets) and records the purge
@@ -399,6 +448,7 @@ func (p *partitionRuntime) purgeOnShard(op uint64) error {
 		return fmt.Errorf("purge offsets of %s: %w", p.dir, err)
 	}
 	p.machine.Purge()
+	p.publishCounters()
 	p.sb.Sequence++
 	p.sb.PurgeGeneration = op
 	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
@@ -423,6 +473,7 @@ func (p *partitionRuntime) deleteSegmentsOnShard(n int) error {
 		return err
 	}
 	_, err := p.log.DeleteOldestSealed(n)
+	p.publishCounters()
 	return err
 }
 

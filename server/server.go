@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -90,6 +91,11 @@ type Server struct {
 	// touched only by tasks on its shard (DESIGN.md decision 9).
 	shards []*shard.Shard
 	plan   shard.Plan
+	// clientShards is the rotation new connections are handed to (every
+	// shard, or all but shard 0 with skip_shard_zero_for_clients);
+	// nextClientShard counts connections handed out.
+	clientShards    []*shard.Shard
+	nextClientShard atomic.Uint32
 
 	// loginHint is printed at boot (how to log in).
 	loginHint string
@@ -363,6 +369,9 @@ func (s *Server) addConn(c *connection) {
 	s.conns[c.id] = c
 	s.metrics.connections.Inc()
 	s.metrics.connectionsByTr.WithLabelValues(transportName(c.transport)).Inc()
+	if c.shard != nil {
+		s.metrics.shardConnections.WithLabelValues(strconv.Itoa(c.shard.ID())).Inc()
+	}
 }
 
 // removeConn forgets a closed connection and ends its session.
@@ -372,6 +381,9 @@ func (s *Server) removeConn(c *connection) {
 	s.mu.Unlock()
 	s.metrics.connections.Dec()
 	s.metrics.connectionsByTr.WithLabelValues(transportName(c.transport)).Dec()
+	if c.shard != nil {
+		s.metrics.shardConnections.WithLabelValues(strconv.Itoa(c.shard.ID())).Dec()
+	}
 	if bound, _, client, _ := c.binding(); bound {
 		s.meta.releaseSession(client, c.id)
 		s.releaseGroupMemberships(client)
@@ -463,8 +475,13 @@ func (s *Server) startShards() error {
 		return fmt.Errorf("start shards: %w", err)
 	}
 	s.plan, s.shards = plan, shards
+	s.clientShards = clientShardRotation(shards, sharding.SkipShardZeroForClients)
 	s.registerShardMetrics()
-	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()))
+	clients := make([]int, len(s.clientShards))
+	for i, sh := range s.clientShards {
+		clients[i] = sh.ID()
+	}
+	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()), zap.Ints("client_shards", clients))
 	return nil
 }
 

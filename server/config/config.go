@@ -69,6 +69,9 @@ type Partition struct {
 type Sharding struct {
 	CPUAllocation string `toml:"cpu_allocation"`
 	PinCores      bool   `toml:"pin_cores"`
+	// SkipShardZeroForClients keeps shard 0 (listeners, metadata) out of
+	// the rotation that serves client connections.
+	SkipShardZeroForClients bool `toml:"skip_shard_zero_for_clients"`
 }
 
 // MemoryPool is [system.memory_pool].
