@@ -14,8 +14,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"sort"
-	"sync"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
