@@ -202,7 +202,7 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Start() error {
 	bound := config.Bound{}
 	if s.cfg.TCP.Enabled {
-		ln, err := net.Listen("tcp", s.cfg.TCP.Address)
+		ln, err := s.listenOnShardZero("tcp", s.cfg.TCP.Address)
 		if err != nil {
 			return fmt.Errorf("bind tcp %s: %w", s.cfg.TCP.Address, err)
 		}
@@ -257,6 +257,18 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// listenOnShardZero binds a listener from a task on shard 0, the shard
+// that owns the listeners (the accepted connections are handed to the
+// client shards).
+func (s *Server) listenOnShardZero(network, address string) (net.Listener, error) {
+	var ln net.Listener
+	var err error
+	if callErr := s.shards[0].Call(func() { ln, err = net.Listen(network, address) }); callErr != nil {
+		return nil, callErr
+	}
+	return ln, err
+}
+
 // acceptLoop accepts connections until the listener closes.
 func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 	defer s.wg.Done()
@@ -305,7 +317,7 @@ func (s *Server) startHTTP(bound *config.Bound) error {
 	if err != nil {
 		return fmt.Errorf("http handler: %w", err)
 	}
-	ln, err := net.Listen("tcp", s.cfg.HTTP.Address)
+	ln, err := s.listenOnShardZero("tcp", s.cfg.HTTP.Address)
 	if err != nil {
 		return fmt.Errorf("bind http %s: %w", s.cfg.HTTP.Address, err)
 	}

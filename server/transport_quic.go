@@ -37,13 +37,16 @@ func (s *Server) startQUIC(bound *string) error {
 		return fmt.Errorf("quic: %w", err)
 	}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{QUICProtocol}, MinVersion: tls.VersionTLS13}
-	ln, err := quic.ListenAddr(s.cfg.QUIC.Address, tlsConf, &quic.Config{
-		MaxIncomingStreams:    1,
-		MaxIncomingUniStreams: -1,
-		KeepAlivePeriod:       quicKeepAlivePeriod,
-		MaxIdleTimeout:        quicMaxIdleTimeout,
+	var ln *quic.Listener
+	callErr := s.shards[0].Call(func() { // shard 0 binds the listeners
+		ln, err = quic.ListenAddr(s.cfg.QUIC.Address, tlsConf, &quic.Config{
+			MaxIncomingStreams:    1,
+			MaxIncomingUniStreams: -1,
+			KeepAlivePeriod:       quicKeepAlivePeriod,
+			MaxIdleTimeout:        quicMaxIdleTimeout,
+		})
 	})
-	if err != nil {
+	if err = errors.Join(callErr, err); err != nil {
 		return fmt.Errorf("bind quic %s: %w", s.cfg.QUIC.Address, err)
 	}
 	s.mu.Lock()
@@ -74,7 +77,7 @@ func (s *Server) startQUIC(bound *string) error {
 
 // serveQUIC serves the streams of one QUIC connection in order.
 func (s *Server) serveQUIC(qc *quic.Conn) {
-	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now()}
+	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now(), shard: s.assignShard()}
 	c.closeFn = func() { _ = qc.CloseWithError(quicCloseShutdown, "server shutting down") }
 	s.addConn(c)
 	defer s.removeConn(c)

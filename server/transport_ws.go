@@ -19,7 +19,7 @@ import (
 // on any path, no subprotocol, each binary message carrying exactly one
 // protocol frame (PROTOCOL.md §10).
 func (s *Server) startWebSocket(bound *string) error {
-	ln, err := net.Listen("tcp", s.cfg.WebSocket.Address)
+	ln, err := s.listenOnShardZero("tcp", s.cfg.WebSocket.Address)
 	if err != nil {
 		return fmt.Errorf("bind websocket %s: %w", s.cfg.WebSocket.Address, err)
 	}
@@ -55,7 +55,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(int64(s.cfg.MessageBus.MaxMessageSize))
-	c := &connection{id: s.nextConnID.Add(1), transport: transportWebSocket, address: r.RemoteAddr, lastSeen: s.now()}
+	c := &connection{id: s.nextConnID.Add(1), transport: transportWebSocket, address: r.RemoteAddr, lastSeen: s.now(), shard: s.assignShard()}
 	s.addConn(c)
 	defer s.removeConn(c)
 	ctx, cancel := context.WithCancel(r.Context())
