@@ -14,24 +14,29 @@ import (
 // truncated (timer stopped), as if a new segment started.
 const benchFileBytesMax = 64 << 20
 
+// benchEngines are the IO engines the append benchmarks compare: the
+// pread/pwrite engine, the uring engine behind a submitter goroutine (New)
+// and the uring engine driven by the caller (NewDirect).
+var benchEngines = []struct {
+	name string
+	fs   func(b *testing.B) storage.FS
+}{
+	{"sync", func(*testing.B) storage.FS { return storage.OSFS{} }},
+	{"uring-goroutine", func(b *testing.B) storage.FS { return newFS(b, uring.Config{}) }},
+	{"uring-direct", func(b *testing.B) storage.FS { return newDirectFS(b, uring.Config{}) }},
+}
+
 // BenchmarkSegmentAppend appends to a segment-like file through each
 // engine, with and without an fdatasync after every write. b.SetBytes
 // makes the output report MB/s.
 func BenchmarkSegmentAppend(b *testing.B) {
-	engines := []struct {
-		name string
-		fs   func(b *testing.B) storage.FS
-	}{
-		{"uring", func(b *testing.B) storage.FS { return newFS(b, uring.Config{}) }},
-		{"sync", func(*testing.B) storage.FS { return storage.OSFS{} }},
-	}
 	sizes := []struct {
 		name  string
 		bytes int
 	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}}
 	for _, size := range sizes {
 		for _, sync := range []bool{false, true} {
-			for _, engine := range engines {
+			for _, engine := range benchEngines {
 				name := size.name + "/nosync/" + engine.name
 				if sync {
 					name = size.name + "/fdatasync/" + engine.name
@@ -46,15 +51,19 @@ func BenchmarkSegmentAppend(b *testing.B) {
 
 // BenchmarkSegmentAppendParallel has GOMAXPROCS*parallelism goroutines
 // append 1 KiB with an fdatasync each, every goroutine to its own file
-// (many partitions, one engine): the uring engine batches their requests
-// into shared io_uring_enter calls.
+// (many partitions): through one shared engine ("sync", "uring-goroutine",
+// which batches their requests into shared io_uring_enter calls), or with
+// a direct FS per goroutine ("uring-direct", one ring per shard).
 func BenchmarkSegmentAppendParallel(b *testing.B) {
 	const parallelism = 4
-	for _, engine := range []string{"uring", "sync"} {
+	for _, engine := range []string{"sync", "uring-goroutine", "uring-direct"} {
 		b.Run("1KiB/fdatasync/"+engine, func(b *testing.B) {
-			var fsys storage.FS = storage.OSFS{}
-			if engine == "uring" {
-				fsys = newFS(b, uring.Config{})
+			var shared storage.FS = storage.OSFS{}
+			switch engine {
+			case "uring-goroutine":
+				shared = newFS(b, uring.Config{})
+			case "uring-direct":
+				newDirectFS(b, uring.Config{}) // skips without io_uring
 			}
 			dir := b.TempDir()
 			var next atomic.Int64
@@ -63,6 +72,20 @@ func BenchmarkSegmentAppendParallel(b *testing.B) {
 			b.SetParallelism(parallelism)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
+				fsys := shared
+				if engine == "uring-direct" {
+					direct, err := NewDirect(uring.Config{})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					defer func() {
+						if err := direct.Close(); err != nil {
+							b.Error(err)
+						}
+					}()
+					fsys = direct
+				}
 				f, err := fsys.Create(filepath.Join(dir, strconv.FormatInt(next.Add(1), 10)))
 				if err != nil {
 					b.Error(err)
