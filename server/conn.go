@@ -66,11 +66,16 @@ type connection struct {
 	// lastSeen is when the connection last sent a request.
 	lastSeen time.Time
 
-	// scratch is the reply body buffer, reused across requests; only the
-	// connection's own goroutine touches it.
+	// scratch is the reply body buffer, reused across requests (see
+	// keepScratch); only the request in progress touches it.
 	scratch []byte
-	// out is the reply frame buffer, reused across requests.
-	out []byte
+	// frameBuf holds request frames and bodyBuf backs scratch; both are
+	// lent by the memory pool for network connections.
+	frameBuf, bodyBuf connBuffer
+	// head is the reply header; out joins header and body for message
+	// transports (WebSocket, QUIC, tests).
+	head [wire.HeaderSize]byte
+	out  []byte
 }
 
 // close closes the connection's transport, if it has one.
@@ -134,53 +139,59 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		lastSeen:  time.Now(),
 		shard:     s.assignShard(),
 	}
+	s.initBuffers(c)
+	defer c.releaseBuffers()
 	s.addConn(c)
 	defer s.removeConn(c)
 	defer nc.Close()
 
 	reader := bufio.NewReaderSize(nc, connReadBufferBytes)
-	frame := make([]byte, connFrameBufferBytes)
+	var iov net.Buffers
 	for {
-		header, body, err := wire.ReadFrameLimit(reader, frame, s.cfg.MessageBus.MaxMessageSize)
+		// Size the frame buffer from the header first, so reading a
+		// frame up to connFrameBufferKeepMax allocates nothing.
+		peeked, _ := reader.Peek(wire.HeaderSize)
+		header, body, err := wire.ReadFrameLimit(reader, c.frameFor(peeked), s.cfg.MessageBus.MaxMessageSize)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Debug("closing connection", zap.Uint32("connection", c.id), zap.String("address", c.address), zap.Error(err))
 			}
 			return
 		}
-		if n := len(header) + len(body); n > cap(frame) && n <= connFrameBufferKeepMax {
-			// The reader allocated for this frame; keep a buffer that
-			// fits frames of this size from now on.
-			frame = make([]byte, n)
-		}
-		out, keep := s.handleFrame(c, header, body)
+		reply, keep := s.handleFrame(c, header, body)
 		if !keep {
 			return
 		}
-		if out == nil {
+		if reply.head == nil {
 			continue
 		}
 		_ = nc.SetWriteDeadline(time.Now().Add(connWriteTimeout))
-		if _, err := nc.Write(out); err != nil {
+		// Header and body in one writev; the body is written from the
+		// buffer the handler filled (a poll's records are not copied).
+		iov = append(iov[:0], reply.head, reply.body)
+		_, err = iov.WriteTo(nc)
+		c.keepScratch()
+		if err != nil {
 			s.log.Debug("write failed", zap.Uint32("connection", c.id), zap.Error(err))
 			return
 		}
 	}
 }
 
-// handleFrame processes one frame and returns the bytes to write (nil for
-// none) and whether to keep the connection open.
-func (s *Server) handleFrame(c *connection, header, body []byte) ([]byte, bool) {
+// handleFrame processes one frame and returns the reply to write (a nil
+// head for none) and whether to keep the connection open. The reply's body
+// may alias c.scratch: write it before the next request.
+func (s *Server) handleFrame(c *connection, header, body []byte) (replyFrame, bool) {
 	if wire.PeekCommand(header) != wire.CommandRequest {
 		// A defined non-Request command from a client is ignored.
-		return nil, true
+		return replyFrame{}, true
 	}
 	var h wire.RequestHeader
 	if err := h.Decode(header); err != nil {
-		return nil, true
+		return replyFrame{}, true
 	}
 	if err := wire.ValidateRequest(&h); err != nil {
-		return nil, true
+		return replyFrame{}, true
 	}
 	c.mu.Lock()
 	c.lastSeen = time.Now()
@@ -192,10 +203,11 @@ func (s *Server) handleFrame(c *connection, header, body []byte) ([]byte, bool) 
 	return c.encode(&h, r), true
 }
 
-// encode renders a response as a Reply or Eviction frame in c.out.
-func (c *connection) encode(h *wire.RequestHeader, r response) []byte {
+// encode renders a response as a Reply or Eviction frame: the header in
+// c.head, the body where the handler left it.
+func (c *connection) encode(h *wire.RequestHeader, r response) replyFrame {
 	if r.drop {
-		return nil
+		return replyFrame{}
 	}
 	if r.evict != 0 {
 		eviction := wire.EvictionHeader{Client: h.Client, Reason: r.evict}
@@ -203,10 +215,8 @@ func (c *connection) encode(h *wire.RequestHeader, r response) []byte {
 			eviction.ServerProtocolVersion = wire.ProtocolVersionMax
 			eviction.ServerProtocolVersionMin = wire.ProtocolVersionMin
 		}
-		var b [wire.HeaderSize]byte
-		eviction.Encode(&b)
-		c.out = append(c.out[:0], b[:]...)
-		return c.out
+		eviction.Encode(&c.head)
+		return replyFrame{head: c.head[:]}
 	}
 	operation := h.Operation
 	if r.operation != 0 {
@@ -226,12 +236,11 @@ func (c *connection) encode(h *wire.RequestHeader, r response) []byte {
 		Operation:       operation,
 		Status:          r.status,
 	}
-	out, err := wire.AppendReplyFrame(c.out[:0], &reply, body)
-	if err != nil {
+	if len(body) > wire.MaxFrameSize-wire.HeaderSize {
 		// The body exceeds the frame limit: answer with a denial instead.
-		reply.Status = wire.ErrorCode(wire.ErrCannotSerializeResource)
-		out, _ = wire.AppendReplyFrame(c.out[:0], &reply, nil)
+		reply.Status, body = wire.ErrorCode(wire.ErrCannotSerializeResource), nil
 	}
-	c.out = out
-	return out
+	reply.Size = uint32(wire.HeaderSize + len(body))
+	reply.Encode(&c.head)
+	return replyFrame{head: c.head[:], body: body}
 }

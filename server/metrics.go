@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/pool"
 )
 
 // metrics are the server's Prometheus collectors, in a registry of their
@@ -155,6 +156,27 @@ func (m *metrics) observeRequest(h *wire.RequestHeader, r response, started time
 }
 
 // registerShards exports each shard's inbox depth.
+// registerPoolMetrics exports the memory pool's counters, read at scrape
+// time.
+func (s *Server) registerPoolMetrics() {
+	if s.pool == nil {
+		return
+	}
+	gauge := func(name, help string, read func(pool.Stats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return read(s.pool.Stats()) })
+	}
+	counter := func(name, help string, read func(pool.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return read(s.pool.Stats()) })
+	}
+	s.metrics.registry.MustRegister(
+		gauge("strata_memory_pool_in_use_bytes", "Bytes of pooled buffers lent out.", func(st pool.Stats) float64 { return float64(st.BytesInUse) }),
+		gauge("strata_memory_pool_cached_bytes", "Bytes of idle pooled buffers.", func(st pool.Stats) float64 { return float64(st.BytesCached) }),
+		counter("strata_memory_pool_hits_total", "Buffer requests served from a bucket's cache.", func(st pool.Stats) float64 { return float64(st.Hits) }),
+		counter("strata_memory_pool_misses_total", "Buffer requests that allocated.", func(st pool.Stats) float64 { return float64(st.Misses) }),
+		counter("strata_memory_pool_outside_allocations_total", "Buffers allocated outside the pool (over budget or over the largest bucket).", func(st pool.Stats) float64 { return float64(st.OutsideAllocations) }),
+	)
+}
+
 func (s *Server) registerShardMetrics() {
 	for _, sh := range s.shards {
 		sh := sh

@@ -145,6 +145,10 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		MessagesRequiredToSave:            opts.MessagesRequiredToSave,
 		SizeOfMessagesRequiredToSaveBytes: opts.SizeOfMessagesRequiredToSaveBytes,
 	}
+	if s.pool != nil {
+		// Unflushed batches live in the memory pool until flushed.
+		cfg.Buffers = poolBatches{s.pool}
+	}
 	machine, err := partition.Recover(cfg, recovered)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
@@ -502,6 +506,7 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 			errs = append(errs, err)
 		}
 	}
+	p.machine.ReleaseBuffers()
 	if err := p.log.Close(); err != nil {
 		errs = append(errs, err)
 	}

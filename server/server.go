@@ -25,6 +25,7 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/runtime/iofs"
+	"github.com/stratabroker/strata/runtime/pool"
 	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
@@ -96,6 +97,9 @@ type Server struct {
 	// nextClientShard counts connections handed out.
 	clientShards    []*shard.Shard
 	nextClientShard atomic.Uint32
+	// pool lends the connections' frame and reply buffers
+	// ([system.memory_pool]); nil when disabled.
+	pool *pool.Pool
 
 	// loginHint is printed at boot (how to log in).
 	loginHint string
@@ -163,6 +167,14 @@ func New(opts Options) (*Server, error) {
 		httpNew:   opts.HTTP,
 	}
 	s.groupState = newGroupRuntime()
+	if mp := opts.Config.System.MemoryPool; mp.Enabled {
+		p, err := pool.New(pool.Config{BudgetBytes: int64(mp.Size), BucketBuffersMax: int(mp.BucketCapacity)})
+		if err != nil {
+			return nil, fmt.Errorf("%w: system.memory_pool: %v", config.ErrInvalid, err)
+		}
+		s.pool = p
+		s.registerPoolMetrics()
+	}
 	s.logins = NewLoginLimiter(loginFailuresBurst, loginFailureRefill, now)
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {

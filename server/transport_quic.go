@@ -79,16 +79,17 @@ func (s *Server) startQUIC(bound *string) error {
 func (s *Server) serveQUIC(qc *quic.Conn) {
 	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now(), shard: s.assignShard()}
 	c.closeFn = func() { _ = qc.CloseWithError(quicCloseShutdown, "server shutting down") }
+	s.initBuffers(c)
+	defer c.releaseBuffers()
 	s.addConn(c)
 	defer s.removeConn(c)
-	frame := make([]byte, connFrameBufferBytes)
 	for {
 		stream, err := qc.AcceptStream(context.Background())
 		if err != nil {
 			return
 		}
 		_ = stream.SetDeadline(time.Now().Add(quicStreamTimeout))
-		header, body, err := wire.ReadFrameLimit(stream, frame, s.cfg.MessageBus.MaxMessageSize)
+		header, body, err := wire.ReadFrameLimit(stream, c.frameBuf.data, s.cfg.MessageBus.MaxMessageSize)
 		if err != nil {
 			stream.CancelRead(0)
 			_ = qc.CloseWithError(quicCloseProtocolViolation, "malformed frame")
@@ -97,12 +98,17 @@ func (s *Server) serveQUIC(qc *quic.Conn) {
 		// The request is whole: stop reading so the stream completes even
 		// when the client's FIN arrives later (one stream at a time).
 		stream.CancelRead(0)
-		if n := len(header) + len(body); n > cap(frame) && n <= connFrameBufferKeepMax {
-			frame = make([]byte, n)
+		if n := len(header) + len(body); n > len(c.frameBuf.data) && n <= connFrameBufferKeepMax {
+			// The reader allocated for this frame; take a pooled buffer
+			// that fits frames of this size from now on.
+			c.frameBuf.grow(n)
 		}
-		out, keep := s.handleFrame(c, header, body)
-		if out != nil {
-			if _, err := stream.Write(out); err != nil {
+		reply, keep := s.handleFrame(c, header, body)
+		if reply.head != nil {
+			c.out = reply.join(c.out)
+			_, err := stream.Write(c.out)
+			c.keepScratch()
+			if err != nil {
 				return
 			}
 		}

@@ -56,6 +56,8 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(int64(s.cfg.MessageBus.MaxMessageSize))
 	c := &connection{id: s.nextConnID.Add(1), transport: transportWebSocket, address: r.RemoteAddr, lastSeen: s.now(), shard: s.assignShard()}
+	s.initBuffers(c)
+	defer c.releaseBuffers()
 	s.addConn(c)
 	defer s.removeConn(c)
 	ctx, cancel := context.WithCancel(r.Context())
@@ -75,17 +77,20 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			_ = ws.Close(websocket.StatusProtocolError, "invalid command byte")
 			return
 		}
-		out, keep := s.handleFrame(c, data[:wire.HeaderSize], data[wire.HeaderSize:])
+		reply, keep := s.handleFrame(c, data[:wire.HeaderSize], data[wire.HeaderSize:])
 		if !keep {
 			_ = ws.Close(websocket.StatusNormalClosure, "")
 			return
 		}
-		if out == nil {
+		if reply.head == nil {
 			continue
 		}
+		// One binary message per frame: header and body joined.
+		c.out = reply.join(c.out)
 		writeCtx, cancelWrite := context.WithTimeout(ctx, connWriteTimeout)
-		err = ws.Write(writeCtx, websocket.MessageBinary, out)
+		err = ws.Write(writeCtx, websocket.MessageBinary, c.out)
 		cancelWrite()
+		c.keepScratch()
 		if err != nil {
 			return
 		}

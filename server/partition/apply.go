@@ -91,9 +91,12 @@ func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 	}
 	baseTimestamp := max(timestamp, m.lastTimestamp)
 	baseOffset := m.nextOffset
-	stamped := make([]byte, len(batch))
+	stamped, token := m.borrow(len(batch))
 	copy(stamped, batch)
 	if err := wire.StampBatch(stamped, uint64(m.cfg.PartitionID), baseOffset, baseTimestamp); err != nil {
+		if m.cfg.Buffers != nil {
+			m.cfg.Buffers.Return(token)
+		}
 		return appendU32(nil, 0)
 	}
 	m.nextOffset += uint64(count)
@@ -101,6 +104,7 @@ func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 	m.messagesCount += uint64(count)
 	m.sizeBytes += uint64(len(stamped))
 	m.unflushed = append(m.unflushed, stamped)
+	m.unflushedTokens = append(m.unflushedTokens, token)
 	m.unflushedMessages += uint64(count)
 	m.unflushedBytes += uint64(len(stamped))
 	reply := make([]byte, 0, SendReplySize)

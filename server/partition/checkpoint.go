@@ -152,6 +152,7 @@ func (m *Machine) decodeUnflushed(d *decoder) error {
 			}
 		}
 		m.unflushed = append(m.unflushed, b)
+		m.unflushedTokens = append(m.unflushedTokens, nil)
 		m.unflushedMessages += uint64(v.MessageCount())
 		m.unflushedBytes += length
 	}

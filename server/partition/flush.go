@@ -38,10 +38,13 @@ func (m *Machine) MarkFlushed(uptoOffset uint64) {
 	if released == 0 {
 		return
 	}
+	m.returnBuffers(released)
 	clear(m.unflushed[:released])
 	m.unflushed = m.unflushed[released:]
+	m.unflushedTokens = m.unflushedTokens[released:]
 	if len(m.unflushed) == 0 {
 		m.unflushed = nil
+		m.unflushedTokens = nil
 	}
 	if invariantsEnabled {
 		m.checkInvariants()
@@ -58,4 +61,33 @@ func lastOffset(b []byte) (uint64, bool) {
 		return 0, false
 	}
 	return v.BaseOffset() + uint64(v.MessageCount()) - 1, true
+}
+
+// borrow returns n bytes for a batch the machine keeps, from cfg.Buffers
+// when set, and the token to return them with.
+func (m *Machine) borrow(n int) ([]byte, any) {
+	if m.cfg.Buffers == nil {
+		return make([]byte, n), nil
+	}
+	return m.cfg.Buffers.Borrow(n)
+}
+
+// returnBuffers hands the first n unflushed batches' memory back to
+// cfg.Buffers and forgets their tokens.
+func (m *Machine) returnBuffers(n int) {
+	for i := 0; i < n && i < len(m.unflushedTokens); i++ {
+		if token := m.unflushedTokens[i]; token != nil {
+			m.cfg.Buffers.Return(token)
+		}
+		m.unflushedTokens[i] = nil
+	}
+}
+
+// ReleaseBuffers hands the memory of every unflushed batch back to
+// cfg.Buffers and drops the batches from memory: the server calls it when
+// it closes the partition (shutdown, deletion), after the flush it wanted.
+func (m *Machine) ReleaseBuffers() {
+	m.returnBuffers(len(m.unflushed))
+	m.unflushed, m.unflushedTokens = nil, nil
+	m.unflushedMessages, m.unflushedBytes = 0, 0
 }

@@ -23,6 +23,9 @@ func (m *Machine) invariantError() error {
 	if m.messagesCount > m.nextOffset {
 		return fmt.Errorf("%d messages below next offset %d", m.messagesCount, m.nextOffset)
 	}
+	if len(m.unflushedTokens) != len(m.unflushed) {
+		return fmt.Errorf("%d buffer tokens for %d unflushed batches", len(m.unflushedTokens), len(m.unflushed))
+	}
 	var messages, size, timestamp uint64
 	expected := uint64(0)
 	for i, b := range m.unflushed {

@@ -55,6 +55,18 @@ type Config struct {
 	// SizeOfMessagesRequiredToSaveBytes: flush once this many batch bytes
 	// are unflushed (0 = DefaultSizeOfMessagesRequiredToSaveBytes).
 	SizeOfMessagesRequiredToSaveBytes uint64
+	// Buffers lends the memory unflushed batches are kept in (the
+	// server's memory pool); nil keeps them on the Go heap. It does not
+	// take part in the machine's state: only where bytes live.
+	Buffers Buffers
+}
+
+// Buffers lends memory for the batches a machine keeps until they are
+// flushed. Borrow returns a slice of n bytes and a token; the machine hands
+// the token to Return once the batch is released (flushed or purged).
+type Buffers interface {
+	Borrow(n int) (buf []byte, token any)
+	Return(token any)
 }
 
 func (c Config) withDefaults() Config {
@@ -104,7 +116,10 @@ type Machine struct {
 	// unflushed holds stamped batches not yet reported flushed, in offset
 	// order. Invariant: contiguous, the last one ends at nextOffset - 1;
 	// unflushedMessages and unflushedBytes are their totals.
-	unflushed         [][]byte
+	unflushed [][]byte
+	// unflushedTokens holds the Buffers token of each unflushed batch
+	// (nil for heap memory), index for index with unflushed.
+	unflushedTokens   []any
 	unflushedMessages uint64
 	unflushedBytes    uint64
 	lastOp            uint64
@@ -222,7 +237,9 @@ func (m *Machine) Purge() {
 	m.messagesCount = 0
 	m.sizeBytes = 0
 	m.offsets = make(map[ConsumerKey]uint64)
+	m.returnBuffers(len(m.unflushed))
 	m.unflushed = nil
+	m.unflushedTokens = nil
 	m.unflushedMessages = 0
 	m.unflushedBytes = 0
 }
