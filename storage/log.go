@@ -68,6 +68,12 @@ type Log struct {
 	bytes    int64
 	scanner  batchScanner
 	entryBuf [IndexEntrySize]byte
+	// vector is the reusable list of buffers of one vectored write; it
+	// grows to at most iovecBuffersMax and is cleared after every write so
+	// it keeps no reference to the caller's batches.
+	vector [][]byte
+	// single holds Append's one buffer for the shared write path.
+	single [1][]byte
 }
 
 // OpenLog opens (creating when missing) the partition log in dir and
@@ -294,7 +300,7 @@ func (l *Log) fail(err error) error {
 // the segment size (syncing the sealed segment first, so a later segment
 // never holds data that an earlier one might lose). It returns once the
 // bytes are written; call Sync for durability. It does not allocate per
-// message.
+// message. AppendBatches is the same for batches held in separate buffers.
 func (l *Log) Append(batches []byte) error {
 	if err := l.usable(); err != nil {
 		return err
@@ -302,25 +308,10 @@ func (l *Log) Append(batches []byte) error {
 	if err := checkAppend(batches, l.active().next); err != nil {
 		return err
 	}
-	for pos := 0; pos < len(batches); {
-		if l.active().size >= l.opts.SegmentSizeBytes {
-			if err := l.roll(); err != nil {
-				return err
-			}
-		}
-		seg := l.active()
-		end, messages := pos, uint64(0)
-		for end < len(batches) && seg.size+int64(end-pos) < l.opts.SegmentSizeBytes {
-			v := wire.BatchView(batches[end:])
-			messages += uint64(v.MessageCount())
-			end += int(v.BatchLength())
-		}
-		if err := l.writeChunk(seg, batches[pos:end], messages); err != nil {
-			return err
-		}
-		pos = end
-	}
-	return nil
+	l.single[0] = batches
+	err := l.writeRun(l.single[:])
+	l.single[0] = nil // keep no reference to the caller's buffer
+	return err
 }
 
 // checkAppend verifies that batches are whole records with contiguous
@@ -331,46 +322,36 @@ func checkAppend(batches []byte, next uint64) error {
 		return fmt.Errorf("empty append: %w", ErrBadAppend)
 	}
 	for pos := 0; pos < len(batches); {
-		if len(batches)-pos < wire.BatchHeaderSize {
-			return fmt.Errorf("partial header at byte %d: %w", pos, ErrBadAppend)
+		n, messages, err := checkBatch(batches[pos:], next)
+		if err != nil {
+			return fmt.Errorf("batch at byte %d: %w", pos, err)
 		}
-		v := wire.BatchView(batches[pos:])
-		n := v.BatchLength()
-		if n < batchLengthMin || n > uint64(len(batches)-pos) || v.MessageCount() == 0 {
-			return fmt.Errorf("batch at byte %d: length %d, %d messages: %w", pos, n, v.MessageCount(), ErrBadAppend)
-		}
-		if v.BaseOffset() != next {
-			return fmt.Errorf("batch at byte %d has base offset %d, log is at %d: %w", pos, v.BaseOffset(), next, ErrBadAppend)
-		}
-		if err := checkBatchInvariants(batches[pos : pos+int(n)]); err != nil {
-			return fmt.Errorf("batch at byte %d: %w: %w", pos, ErrBadAppend, err)
-		}
-		next += uint64(v.MessageCount())
-		pos += int(n)
+		next += messages
+		pos += n
 	}
 	return nil
 }
 
-// writeChunk appends whole batches to seg and indexes the first.
-func (l *Log) writeChunk(seg *segment, chunk []byte, messages uint64) error {
-	v := wire.BatchView(chunk)
-	e := IndexEntry{Offset: v.BaseOffset(), Timestamp: v.BaseTimestamp(), Position: uint64(seg.size)}
-	n, err := seg.log.Append(chunk)
-	if err != nil || n != len(chunk) {
-		return l.fail(fmt.Errorf("append %s: wrote %d of %d bytes: %v", seg.logPath, n, len(chunk), err))
+// checkBatch verifies the batch record at the start of b: a whole header,
+// a plausible batch_length that fits b, at least one message, base_offset
+// = next, and (invariants tag) full validation. It returns the record's
+// length and message count; errors wrap ErrBadAppend.
+func checkBatch(b []byte, next uint64) (int, uint64, error) {
+	if len(b) < wire.BatchHeaderSize {
+		return 0, 0, fmt.Errorf("partial header of %d bytes: %w", len(b), ErrBadAppend)
 	}
-	PutIndexEntry(l.entryBuf[:], e)
-	if n, err := seg.index.Append(l.entryBuf[:]); err != nil || n != IndexEntrySize {
-		return l.fail(fmt.Errorf("append %s: %v", seg.indexPath(), err))
+	v := wire.BatchView(b)
+	n := v.BatchLength()
+	if n < batchLengthMin || n > uint64(len(b)) || v.MessageCount() == 0 {
+		return 0, 0, fmt.Errorf("length %d of %d bytes, %d messages: %w", n, len(b), v.MessageCount(), ErrBadAppend)
 	}
-	seg.entries = append(seg.entries, e)
-	seg.size += int64(len(chunk))
-	seg.next += messages
-	seg.messages += messages
-	seg.dirty = true
-	l.messages += messages
-	l.bytes += int64(len(chunk))
-	return nil
+	if v.BaseOffset() != next {
+		return 0, 0, fmt.Errorf("base offset %d, log is at %d: %w", v.BaseOffset(), next, ErrBadAppend)
+	}
+	if err := checkBatchInvariants(b[:n]); err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrBadAppend, err)
+	}
+	return int(n), uint64(v.MessageCount()), nil
 }
 
 // roll seals the active segment (syncing it) and starts a new one at the

@@ -1,0 +1,6 @@
+//go:build invariants
+
+package storage_test
+
+// invariantsOn reports that Append fully validates every batch.
+const invariantsOn = true
