@@ -36,6 +36,9 @@ type partitionRuntime struct {
 	s   *Server
 	key partKey
 	dir string
+	// fs is the owning shard's IO engine: every file of the partition is
+	// read and written through it, by tasks on the owner.
+	fs storage.FS
 
 	// group makes appended data durable with shared syncs (persisted
 	// topics); its sync runs on the owning shard.
@@ -95,11 +98,12 @@ func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb s
 // openPartitionOnShard opens the partition on its owning shard.
 func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
-	log, report, err := storage.OpenLog(s.fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments})
+	fs := s.shardFS[owner.ID()]
+	log, report, err := storage.OpenLog(fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments})
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &partitionRuntime{s: s, key: k, dir: dir, log: log, sb: sb, owner: owner}
+	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, sb: sb, owner: owner}
 	streamLabel, topicLabel := strconv.FormatUint(uint64(k.stream), 10), strconv.FormatUint(uint64(k.topic), 10)
 	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)
 	p.appendedBytes = s.metrics.topicBytes.WithLabelValues(streamLabel, topicLabel)
@@ -128,7 +132,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		p.fenced = fmt.Errorf("%w: %s holds offsets up to %d but its superblock recorded %d", errFenced, dir, next, sb.NextOffset)
 		s.log.Error("partition fenced: missing history", zap.String("partition", dir), zap.Error(p.fenced))
 	}
-	offsets, invalid, err := storage.LoadConsumerOffsets(s.fs, dir)
+	offsets, invalid, err := storage.LoadConsumerOffsets(fs, dir)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("load offsets of %s: %w", dir, err), log.Close())
 	}
@@ -400,9 +404,9 @@ func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durab
 		var err error
 		switch e.Kind {
 		case partition.EffectOffsetStored:
-			err = storage.StoreConsumerOffset(p.s.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable)
+			err = storage.StoreConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable)
 		case partition.EffectOffsetDeleted:
-			err = storage.DeleteConsumerOffset(p.s.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID)
+			err = storage.DeleteConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID)
 		}
 		if err != nil {
 			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
@@ -448,7 +452,7 @@ func (p *partitionRuntime) purgeOnShard(op uint64) error {
 		p.fence(err)
 		return fmt.Errorf("purge %s: %w", p.dir, err)
 	}
-	if err := storage.PurgeConsumerOffsets(p.s.fs, p.dir); err != nil {
+	if err := storage.PurgeConsumerOffsets(p.fs, p.dir); err != nil {
 		return fmt.Errorf("purge offsets of %s: %w", p.dir, err)
 	}
 	p.machine.Purge()
@@ -456,7 +460,7 @@ func (p *partitionRuntime) purgeOnShard(op uint64) error {
 	p.sb.Sequence++
 	p.sb.PurgeGeneration = op
 	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
-	if err := storage.StorePartitionSuperblock(p.s.fs, p.dir, p.sb); err != nil {
+	if err := storage.StorePartitionSuperblock(p.fs, p.dir, p.sb); err != nil {
 		return fmt.Errorf("partition superblock %s: %w", p.dir, err)
 	}
 	return nil
@@ -502,7 +506,7 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 		stats := p.log.Stats()
 		p.sb.Sequence++
 		p.sb.FirstOffset, p.sb.NextOffset = stats.FirstOffset, stats.NextOffset
-		if err := storage.StorePartitionSuperblock(p.s.fs, p.dir, p.sb); err != nil {
+		if err := storage.StorePartitionSuperblock(p.fs, p.dir, p.sb); err != nil {
 			errs = append(errs, err)
 		}
 	}

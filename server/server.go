@@ -27,6 +27,7 @@ import (
 	"github.com/stratabroker/strata/runtime/iofs"
 	"github.com/stratabroker/strata/runtime/pool"
 	"github.com/stratabroker/strata/runtime/shard"
+	"github.com/stratabroker/strata/runtime/uring"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
 )
@@ -78,7 +79,15 @@ type Server struct {
 	cfg *config.Config
 	log *zap.Logger
 	fs  storage.FS
-	now func() time.Time
+	// engine is the IO engine in use ("uring", "sync" or "injected").
+	engine string
+	// shardFS[i] is shard i's IO engine: a ring that shard's tasks drive
+	// themselves (io_uring), or the shared FS. Partitions do all their
+	// file IO through their owner's; metaFS runs the metadata journal's
+	// IO on shard 0 through shard 0's.
+	shardFS []storage.FS
+	metaFS  storage.FS
+	now     func() time.Time
 
 	startedAt time.Time
 	metrics   *metrics
@@ -159,6 +168,7 @@ func New(opts Options) (*Server, error) {
 		cfg:       opts.Config,
 		log:       log,
 		fs:        fs,
+		engine:    engine,
 		now:       now,
 		startedAt: now(),
 		metrics:   newMetrics(),
@@ -475,10 +485,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.parts.closeAll(); err != nil {
 		errs = append(errs, err)
 	}
-	s.stopShards()
+	// The journal's IO runs on shard 0: close it while the shards run.
 	if err := s.meta.close(); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopShards()
 	if closer, ok := s.fs.(io.Closer); ok {
 		if err := closer.Close(); err != nil {
 			errs = append(errs, err)
@@ -494,26 +505,82 @@ func (s *Server) startShards() error {
 	if err != nil {
 		return fmt.Errorf("%w: system.sharding.cpu_allocation: %v", config.ErrInvalid, err)
 	}
-	shards, err := shard.StartPlan(plan, shard.Config{Unlocked: !plan.Pin}, nil)
+	shardFS, pollers, err := s.shardEngines(plan.Shards())
 	if err != nil {
-		return fmt.Errorf("start shards: %w", err)
+		return err
 	}
-	s.plan, s.shards = plan, shards
+	shards, err := shard.StartPlan(plan, shard.Config{Unlocked: !plan.Pin}, pollers)
+	if err != nil {
+		return errors.Join(fmt.Errorf("start shards: %w", err), closeShardEngines(shardFS))
+	}
+	s.plan, s.shards, s.shardFS = plan, shards, shardFS
+	s.metaFS = onShardFS{sh: shards[0], fs: shardFS[0]}
 	s.clientShards = clientShardRotation(shards, sharding.SkipShardZeroForClients)
 	s.registerShardMetrics()
 	clients := make([]int, len(s.clientShards))
 	for i, sh := range s.clientShards {
 		clients[i] = sh.ID()
 	}
-	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()), zap.Ints("client_shards", clients))
+	s.log.Info("shards", zap.Int("count", plan.Shards()), zap.Bool("pinned", plan.Pin), zap.String("cpus", plan.String()), zap.Ints("client_shards", clients), zap.String("io", s.shardIODescription()))
 	return nil
 }
 
-// stopShards stops every shard after its queued tasks ran.
+// stopShards stops every shard after its queued tasks ran, then closes
+// the shards' own rings.
 func (s *Server) stopShards() {
 	for _, sh := range s.shards {
 		sh.Stop()
 	}
+	if err := closeShardEngines(s.shardFS); err != nil {
+		s.log.Error("closing the shards' io engines", zap.Error(err))
+	}
+}
+
+// shardIODescription names the shards' IO engine for the boot log.
+func (s *Server) shardIODescription() string {
+	if s.engine == iofs.EngineUring {
+		return "one io_uring per shard, driven by the shard"
+	}
+	return s.engine
+}
+
+// shardEngines gives every shard its IO engine: with io_uring, a ring of
+// its own that its tasks submit to and wait on themselves (no hand-off to
+// another thread), polled by its event loop; otherwise the shared FS.
+func (s *Server) shardEngines(count int) ([]storage.FS, func(int) shard.Poller, error) {
+	shardFS := make([]storage.FS, count)
+	if s.engine != iofs.EngineUring {
+		for i := range shardFS {
+			shardFS[i] = s.fs
+		}
+		return shardFS, nil, nil
+	}
+	cfg, err := uring.ConfigFromEnv()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
+	rings := make([]*iofs.FS, count)
+	for i := range rings {
+		ring, err := iofs.NewDirect(cfg)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("shard %d io_uring: %w", i, err), closeShardEngines(shardFS[:i]))
+		}
+		rings[i], shardFS[i] = ring, ring
+	}
+	return shardFS, func(i int) shard.Poller { return rings[i] }, nil
+}
+
+// closeShardEngines closes the shards' own rings (after the shards have
+// stopped: a ring is closed by the goroutine that last used it, or once
+// that one has exited).
+func closeShardEngines(shardFS []storage.FS) error {
+	var errs []error
+	for _, fsys := range shardFS {
+		if ring, ok := fsys.(*iofs.FS); ok {
+			errs = append(errs, ring.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // shardFor returns the shard that owns partition k: the namespace hash of
