@@ -67,11 +67,12 @@ type Log struct {
 	messages uint64
 	bytes    int64
 	scanner  batchScanner
-	entryBuf [IndexEntrySize]byte
 	// vector is the reusable list of buffers of one vectored write; it
 	// grows to at most iovecBuffersMax and is cleared after every write so
 	// it keeps no reference to the caller's batches.
 	vector [][]byte
+	// indexBuf gathers the index entries of one segment chunk.
+	indexBuf []byte
 	// single holds Append's one buffer for the shared write path.
 	single [1][]byte
 }

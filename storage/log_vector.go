@@ -88,18 +88,28 @@ func (l *Log) writeRun(pieces [][]byte) error {
 
 // writeSegmentChunk writes to seg the records the cursor yields while
 // seg's size before the record is below the segment size (so the record
-// that crosses it is written whole), then indexes the first of them.
-// Records that follow each other in one piece go out as one buffer;
-// vectored writes take at most iovecBuffersMax buffers.
+// that crosses it is written whole), then indexes them: the first record,
+// and every later one that starts IndexIntervalBytes or more past the
+// previous entry (the spacing recovery expects, so a log written by large
+// flushes reopens with its indexes intact). Records that follow each
+// other in one piece go out as one buffer; vectored writes take at most
+// iovecBuffersMax buffers.
 func (l *Log) writeSegmentChunk(seg *segment, c *batchCursor) error {
-	var entry IndexEntry
 	var chunkBytes int64
 	var messages uint64
+	l.indexBuf = l.indexBuf[:0]
+	entries := len(seg.entries)
+	lastEntryPos := int64(-1)
 	for first := true; !c.done() && seg.size+chunkBytes < l.opts.SegmentSizeBytes; first = false {
 		record, follows := c.next()
 		v := wire.BatchView(record)
-		if first {
-			entry = IndexEntry{Offset: v.BaseOffset(), Timestamp: v.BaseTimestamp(), Position: uint64(seg.size)}
+		if pos := seg.size + chunkBytes; first || pos-lastEntryPos >= l.opts.IndexIntervalBytes {
+			entry := IndexEntry{Offset: v.BaseOffset(), Timestamp: v.BaseTimestamp(), Position: uint64(pos)}
+			seg.entries = append(seg.entries, entry)
+			var b [IndexEntrySize]byte
+			PutIndexEntry(b[:], entry)
+			l.indexBuf = append(l.indexBuf, b[:]...)
+			lastEntryPos = pos
 		}
 		messages += uint64(v.MessageCount())
 		chunkBytes += int64(len(record))
@@ -119,13 +129,13 @@ func (l *Log) writeSegmentChunk(seg *segment, c *batchCursor) error {
 		panic(fmt.Sprintf("storage: segment %s of %d bytes took no batch", seg.logPath, seg.size))
 	}
 	if err := l.writeVector(seg); err != nil {
+		seg.entries = seg.entries[:entries]
 		return err
 	}
-	PutIndexEntry(l.entryBuf[:], entry)
-	if n, err := seg.index.Append(l.entryBuf[:]); err != nil || n != IndexEntrySize {
+	if n, err := seg.index.Append(l.indexBuf); err != nil || n != len(l.indexBuf) {
+		seg.entries = seg.entries[:entries]
 		return l.fail(fmt.Errorf("append %s: %v", seg.indexPath(), err))
 	}
-	seg.entries = append(seg.entries, entry)
 	seg.size += chunkBytes
 	seg.next += messages
 	seg.messages += messages
