@@ -56,8 +56,6 @@ type partitionRuntime struct {
 	offsetsPersisted bool
 	// op numbers this partition's operations (local sequencer).
 	op uint64
-	// flushBuf gathers the unflushed batches into one write.
-	flushBuf []byte
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
 	opBuf []byte
@@ -269,27 +267,20 @@ func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) (
 	return reply, wire.ErrorCodeOK, p.group.wrote()
 }
 
-// flushLocked writes every unflushed batch to the log in one append. It
-// runs on the owning shard.
+// flushLocked writes every unflushed batch to the log with vectored
+// writes straight from the memory the batches are kept in (no gather
+// copy). It runs on the owning shard.
 func (p *partitionRuntime) flushLocked() error {
 	batches := p.machine.Unflushed()
 	if len(batches) == 0 {
 		return nil
-	}
-	data := batches[0]
-	if len(batches) > 1 {
-		p.flushBuf = p.flushBuf[:0]
-		for _, b := range batches {
-			p.flushBuf = append(p.flushBuf, b...)
-		}
-		data = p.flushBuf
 	}
 	last := batches[len(batches)-1]
 	view := wire.BatchView(last)
 	upto := view.BaseOffset() + uint64(view.MessageCount()) - 1
 	segments := p.log.Stats().Segments
 	p.s.metrics.flushes.Inc()
-	if err := p.log.Append(data); err != nil {
+	if err := p.log.AppendBatches(batches); err != nil {
 		p.fence(err)
 		return err
 	}

@@ -83,6 +83,8 @@ func (OSFS) SyncDir(path string) error {
 type osFile struct {
 	f    *os.File
 	size int64
+	// iovs is the reusable iovec list of vectored writes (Linux).
+	iovs []iovec
 }
 
 func openOSFile(path string, flag int) (*osFile, error) {

@@ -3,8 +3,43 @@
 package storage
 
 import (
+	"math/bits"
+	"runtime"
+	"syscall"
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 )
+
+// iovec is the kernel's struct iovec.
+type iovec = unix.Iovec
+
+// pwritev writes buffers at off with one pwritev(2), building the iovecs
+// in o.iovs so that a write allocates nothing (unix.Pwritev allocates a
+// fresh list on every call).
+func (o *osFile) pwritev(buffers [][]byte, off int64) (int, error) {
+	o.iovs = o.iovs[:0]
+	for _, b := range buffers {
+		if len(b) == 0 {
+			continue
+		}
+		v := iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		o.iovs = append(o.iovs, v)
+	}
+	if len(o.iovs) == 0 {
+		return 0, nil
+	}
+	// The offset as the kernel's pos_l/pos_h pair (pos_h is 0 on 64-bit).
+	lo, hi := uintptr(off), uintptr(uint64(off)>>(bits.UintSize-1)>>1)
+	n, _, errno := syscall.Syscall6(unix.SYS_PWRITEV, o.f.Fd(), uintptr(unsafe.Pointer(&o.iovs[0])), uintptr(len(o.iovs)), lo, hi, 0)
+	runtime.KeepAlive(buffers)
+	clear(o.iovs) // keep no reference to the caller's buffers
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
 
 // dataSync is fdatasync(2).
 func (o *osFile) dataSync() error {
@@ -27,7 +62,7 @@ func (o *osFile) writeVector(buffers [][]byte, off int64) (int, error) {
 		if len(buffers) == 0 {
 			return total, nil
 		}
-		n, err := unix.Pwritev(int(o.f.Fd()), buffers, off)
+		n, err := o.pwritev(buffers, off)
 		if err == unix.EINTR {
 			continue
 		}

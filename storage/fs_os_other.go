@@ -18,3 +18,6 @@ func (o *osFile) writeVector(buffers [][]byte, off int64) (int, error) {
 	}
 	return total, nil
 }
+
+// iovec is unused where vectored writes are written one by one.
+type iovec struct{}
