@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/server/partition"
 )
@@ -116,18 +117,24 @@ func (s *Server) inFlightPartitions(target groupTarget) []uint32 {
 // dropGroupOffsets deletes a deleted group's offset in every partition
 // (memory and offsets/groups/{id}) and its bookkeeping. Partitions without
 // an offset for the group are skipped.
-func (s *Server) dropGroupOffsets(streamID, topicID, groupID uint32, partitionIDs []uint32) {
-	body := partition.DeleteConsumerOffset{Consumer: groupOffsetKey(groupID)}.Encode(partition.Envelope{})
+//
+// It runs in the metadata writer's task (on is shard 0; see runOnOwner).
+func (s *Server) dropGroupOffsets(on *shard.Shard, streamID, topicID, groupID uint32, partitionIDs []uint32) {
+	key := groupOffsetKey(groupID)
+	body := partition.DeleteConsumerOffset{Consumer: key}.Encode(partition.Envelope{})
 	for _, id := range partitionIDs {
 		p, ok := s.parts.get(partKey{streamID, topicID, id})
 		if !ok {
 			continue
 		}
-		if _, _, stored := p.storedOffset(nil, groupOffsetKey(groupID)); !stored {
-			continue
-		}
-		if status := p.applyOffset(nil, body, partition.OperationDeleteConsumerOffset); status != wire.ErrorCodeOK {
-			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Uint32("status", uint32(status)))
+		status := wire.ErrorCodeOK
+		err := runOnOwner(on, p.owner, func() {
+			if _, stored := p.machine.StoredOffset(key); stored {
+				status = p.applyOffsetLocked(body, partition.OperationDeleteConsumerOffset, p.offsetsPersisted)
+			}
+		})
+		if err != nil || status != wire.ErrorCodeOK {
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Uint32("status", uint32(status)), zap.Error(err))
 		}
 	}
 	s.groups().forgetGroup(streamID, topicID, groupID)

@@ -20,8 +20,8 @@ type metaJournal struct {
 // naming the file and offset; nothing is deleted.
 func openMetaJournal(s *Server, m *metaStore) (*metaJournal, error) {
 	dir := filepath.Join(s.cfg.System.Path, "metadata")
-	// s.metaFS runs the journal's IO on shard 0, through its engine.
-	journal, report, err := storage.OpenMetaJournal(s.metaFS, dir,
+	// This runs on shard 0: the journal's IO goes through its engine.
+	journal, report, err := storage.OpenMetaJournal(s.shardFS[0], dir,
 		storage.MetaJournalOptions{Slots: int(s.cfg.Metadata.JournalSlots)},
 		m.restore,
 		func(e storage.MetaEntry) error { return m.replay(e.Op, e.Timestamp, e.Operation, e.Body) })

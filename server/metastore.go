@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/metadata"
 )
 
@@ -29,6 +30,9 @@ const sessionOpBytes = 16 + 4
 // it shared.
 type metaStore struct {
 	s *Server
+	// writer is shard 0, the only writer of the metadata: every
+	// operation is journaled, applied and carried out by a task there.
+	writer *shard.Shard
 
 	mu      sync.RWMutex
 	machine *metadata.Machine
@@ -51,16 +55,24 @@ type metaStore struct {
 func openMetaStore(s *Server) (*metaStore, error) {
 	m := &metaStore{
 		s:        s,
+		writer:   s.shards[0],
 		machine:  metadata.New(),
 		sessions: newSessionTable(int(s.cfg.Metadata.ClientsTableMax)),
 	}
-	journal, err := openMetaJournal(s, m)
+	var journal *metaJournal
+	var err error
+	// The journal lives on shard 0, the metadata writer: it is opened,
+	// replayed, written and closed by tasks there, through shard 0's IO
+	// engine.
+	if callErr := m.writer.Call(func() { journal, err = openMetaJournal(s, m) }); callErr != nil {
+		return nil, callErr
+	}
 	if err != nil {
 		return nil, err
 	}
 	m.journal = journal
 	if err := m.publishLocked(); err != nil {
-		return nil, errors.Join(err, journal.close())
+		return nil, errors.Join(err, m.onWriter(journal.close))
 	}
 	return m, nil
 }
@@ -110,16 +122,39 @@ func (m *metaStore) replay(op, timestamp uint64, operation uint8, body []byte) e
 	}
 	m.machine.Apply(op, timestamp, operation, body)
 	for _, effect := range m.machine.TakeEffects() {
-		if err := m.s.parts.applyEffect(effect, op); err != nil {
+		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// submitLocked sequences one operation: journal (synced), apply, effects.
-// The caller holds m.mu for writing.
+// submitLocked sequences one operation: journal (synced), apply, effects,
+// all as one task on shard 0, the metadata writer. The caller holds m.mu
+// for writing (so concurrent writers queue on the lock, in order) and
+// waits for the task; it is a goroutine, never a shard task.
 func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply []byte, err error) {
+	if callErr := m.writer.Call(func() { op, reply, err = m.submitOnWriter(operation, body) }); callErr != nil {
+		return 0, nil, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	return op, reply, err
+}
+
+// onWriter runs fn as a task on the metadata writer (shard 0).
+func (m *metaStore) onWriter(fn func() error) error {
+	var err error
+	if callErr := m.writer.Call(func() { err = fn() }); callErr != nil {
+		return callErr
+	}
+	return err
+}
+
+// submitOnWriter is submitLocked's task on shard 0. Effects on partitions
+// owned by other shards wait for those shards: shard 0 carrying out a
+// metadata effect is the one task that may wait for another shard (no
+// other shard ever waits, so there is no cycle; LOCKS.md).
+func (m *metaStore) submitOnWriter(operation uint8, body []byte) (op uint64, reply []byte, err error) {
+	m.writer.AssertOwner()
 	if m.failed != nil {
 		return 0, nil, m.failed
 	}
@@ -141,7 +176,7 @@ func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply
 	}
 	reply = m.machine.Apply(op, timestamp, operation, body)
 	for _, effect := range m.machine.TakeEffects() {
-		if err := m.s.parts.applyEffect(effect, op); err != nil {
+		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
 			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
 		}
 	}
@@ -172,7 +207,7 @@ func encodeSessionOp(client wire.Uint128, userID uint32) []byte {
 func (m *metaStore) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.journal.close()
+	return m.onWriter(m.journal.close)
 }
 
 // releaseSession ends the session of a closed connection.

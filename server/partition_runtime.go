@@ -85,12 +85,30 @@ func (p *partitionRuntime) publishCounters() {
 }
 
 // openPartition opens and recovers a partition directory.
-func openPartition(s *Server, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (p *partitionRuntime, err error) {
+// on is the shard running the caller (nil for a goroutine; shard 0 for
+// the metadata writer).
+func openPartition(s *Server, on *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (p *partitionRuntime, err error) {
 	owner := s.shardFor(k)
-	if callErr := owner.Call(func() { p, err = openPartitionOnShard(s, owner, k, dir, topic, sb) }); callErr != nil {
+	if callErr := runOnOwner(on, owner, func() { p, err = openPartitionOnShard(s, owner, k, dir, topic, sb) }); callErr != nil {
 		return nil, callErr
 	}
 	return p, err
+}
+
+// runOnOwner runs fn on owner for a caller running on shard on (nil for a
+// goroutine) and waits: in place when on is the owner. Besides goroutines
+// only the metadata writer (shard 0, carrying out an effect) calls it, the
+// one shard task allowed to wait for another shard (LOCKS.md).
+func runOnOwner(on, owner *shard.Shard, fn func()) error {
+	if on == owner {
+		owner.AssertOwner()
+		fn()
+		return nil
+	}
+	return owner.Call(func() {
+		owner.AssertOwner()
+		fn()
+	})
 }
 
 // openPartitionOnShard opens the partition on its owning shard.
@@ -429,9 +447,9 @@ func (p *partitionRuntime) stats() (current uint64, messages uint64, sizeBytes u
 
 // purge empties the partition (segments and offsets) and records the purge
 // op in its superblock so a replay does not purge again.
-func (p *partitionRuntime) purge(op uint64) error {
+func (p *partitionRuntime) purge(on *shard.Shard, op uint64) error {
 	var result error
-	if err := p.run(func() { result = p.purgeOnShard(op) }); err != nil {
+	if err := runOnOwner(on, p.owner, func() { result = p.purgeOnShard(op) }); err != nil {
 		return err
 	}
 	return result
@@ -458,9 +476,9 @@ func (p *partitionRuntime) purgeOnShard(op uint64) error {
 }
 
 // deleteSegments removes the n oldest sealed segments.
-func (p *partitionRuntime) deleteSegments(n int) error {
+func (p *partitionRuntime) deleteSegments(on *shard.Shard, n int) error {
 	var result error
-	if err := p.run(func() { result = p.deleteSegmentsOnShard(n) }); err != nil {
+	if err := runOnOwner(on, p.owner, func() { result = p.deleteSegmentsOnShard(n) }); err != nil {
 		return err
 	}
 	return result
@@ -476,10 +494,11 @@ func (p *partitionRuntime) deleteSegmentsOnShard(n int) error {
 	return err
 }
 
-// close flushes (when asked), syncs and closes the partition.
-func (p *partitionRuntime) close(flush bool) error {
+// close flushes (when asked), syncs and closes the partition; on is the
+// caller's shard (see runOnOwner).
+func (p *partitionRuntime) close(on *shard.Shard, flush bool) error {
 	var result error
-	if err := p.run(func() { result = p.closeOnShard(flush) }); err != nil {
+	if err := runOnOwner(on, p.owner, func() { result = p.closeOnShard(flush) }); err != nil {
 		return err
 	}
 	return result

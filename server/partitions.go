@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/storage"
 )
@@ -95,7 +96,9 @@ func (ps *partitionSet) nextBalanced(stream, topic uint32) uint32 {
 // applyEffect carries out one effect of a committed metadata operation on
 // disk. The caller holds the metadata lock for writing, so the metadata
 // state is the one just produced by op.
-func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
+//
+// on is the shard running the caller: shard 0 for the metadata writer.
+func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint64) error {
 	if ps.replaying {
 		if e.Kind == metadata.EffectTopicPurged {
 			for _, id := range e.PartitionIDs {
@@ -112,7 +115,7 @@ func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
 	case metadata.EffectTopicCreated, metadata.EffectPartitionsCreated:
 		var errs []error
 		for _, id := range e.PartitionIDs {
-			if err := ps.create(partKey{e.StreamID, e.TopicID, id}); err != nil {
+			if err := ps.create(on, partKey{e.StreamID, e.TopicID, id}); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -120,13 +123,13 @@ func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
 	case metadata.EffectTopicUpdated:
 		return nil
 	case metadata.EffectTopicDeleted:
-		ps.closeTopic(e.StreamID, e.TopicID, e.PartitionIDs)
+		ps.closeTopic(on, e.StreamID, e.TopicID, e.PartitionIDs)
 		return ps.removeDir(ps.topicDir(e.StreamID, e.TopicID))
 	case metadata.EffectPartitionsDeleted:
 		var errs []error
 		for _, id := range e.PartitionIDs {
 			k := partKey{e.StreamID, e.TopicID, id}
-			ps.closeTopic(e.StreamID, e.TopicID, []uint32{id})
+			ps.closeTopic(on, e.StreamID, e.TopicID, []uint32{id})
 			if err := ps.removeDir(ps.partitionDir(k)); err != nil {
 				errs = append(errs, err)
 			}
@@ -136,7 +139,7 @@ func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
 		var errs []error
 		for _, id := range e.PartitionIDs {
 			if p, ok := ps.get(partKey{e.StreamID, e.TopicID, id}); ok {
-				if err := p.purge(op); err != nil {
+				if err := p.purge(on, op); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -147,11 +150,11 @@ func (ps *partitionSet) applyEffect(e metadata.Effect, op uint64) error {
 			return fmt.Errorf("segments deleted effect with %d partitions", len(e.PartitionIDs))
 		}
 		if p, ok := ps.get(partKey{e.StreamID, e.TopicID, e.PartitionIDs[0]}); ok {
-			return p.deleteSegments(int(e.SegmentsCount))
+			return p.deleteSegments(on, int(e.SegmentsCount))
 		}
 		return nil
 	case metadata.EffectConsumerGroupDeleted:
-		ps.s.dropGroupOffsets(e.StreamID, e.TopicID, e.GroupID, e.PartitionIDs)
+		ps.s.dropGroupOffsets(on, e.StreamID, e.TopicID, e.GroupID, e.PartitionIDs)
 		return nil
 	case metadata.EffectUserDeleted:
 		ps.s.endSessionsOfUser(e.UserID)
@@ -173,7 +176,7 @@ func (ps *partitionSet) removeDir(dir string) error {
 
 // closeTopic closes and forgets the runtimes of the given partitions of a
 // topic.
-func (ps *partitionSet) closeTopic(stream, topic uint32, ids []uint32) {
+func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []uint32) {
 	ps.mu.Lock()
 	var closing []*partitionRuntime
 	for _, id := range ids {
@@ -185,14 +188,16 @@ func (ps *partitionSet) closeTopic(stream, topic uint32, ids []uint32) {
 	}
 	ps.mu.Unlock()
 	for _, p := range closing {
-		p.close(false)
+		if err := p.close(on, false); err != nil {
+			ps.s.log.Warn("closing a deleted partition", zap.String("partition", p.dir), zap.Error(err))
+		}
 	}
 }
 
 // create makes a new, empty partition (directory, superblock, first
 // segment) and registers its runtime. Any leftover directory of an older
 // partition with the same ids is wiped first.
-func (ps *partitionSet) create(k partKey) error {
+func (ps *partitionSet) create(on *shard.Shard, k partKey) error {
 	topic, part, ok := ps.lookup(k)
 	if !ok {
 		return fmt.Errorf("create partition %v: not in metadata", k)
@@ -208,7 +213,7 @@ func (ps *partitionSet) create(k partKey) error {
 	if err := storage.StorePartitionSuperblock(ps.s.fs, dir, sb); err != nil {
 		return fmt.Errorf("partition superblock %s: %w", dir, err)
 	}
-	p, err := openPartition(ps.s, k, dir, topic, sb)
+	p, err := openPartition(ps.s, on, k, dir, topic, sb)
 	if err != nil {
 		return err
 	}
@@ -272,15 +277,15 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 		if report.Found {
 			ps.s.log.Warn("partition directory belongs to an older partition with the same id; wiping it", zap.String("partition", dir))
 		}
-		return ps.create(k)
+		return ps.create(nil, k)
 	}
-	p, err := openPartition(ps.s, k, dir, topic, sb)
+	p, err := openPartition(ps.s, nil, k, dir, topic, sb)
 	if err != nil {
 		return err
 	}
 	if purgeOp, ok := ps.pendingPurge[k]; ok && purgeOp > sb.PurgeGeneration {
 		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("partition", dir), zap.Uint64("op", purgeOp))
-		if err := p.purge(purgeOp); err != nil {
+		if err := p.purge(nil, purgeOp); err != nil {
 			return err
 		}
 	}
@@ -387,7 +392,7 @@ func (ps *partitionSet) all() []*partitionRuntime {
 func (ps *partitionSet) closeAll() error {
 	var errs []error
 	for _, p := range ps.all() {
-		if err := p.close(true); err != nil {
+		if err := p.close(nil, true); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -83,10 +83,9 @@ type Server struct {
 	engine string
 	// shardFS[i] is shard i's IO engine: a ring that shard's tasks drive
 	// themselves (io_uring), or the shared FS. Partitions do all their
-	// file IO through their owner's; metaFS runs the metadata journal's
-	// IO on shard 0 through shard 0's.
+	// file IO through their owner's, the metadata journal through shard
+	// 0's.
 	shardFS []storage.FS
-	metaFS  storage.FS
 	now     func() time.Time
 
 	startedAt time.Time
@@ -514,7 +513,6 @@ func (s *Server) startShards() error {
 		return errors.Join(fmt.Errorf("start shards: %w", err), closeShardEngines(shardFS))
 	}
 	s.plan, s.shards, s.shardFS = plan, shards, shardFS
-	s.metaFS = onShardFS{sh: shards[0], fs: shardFS[0]}
 	s.clientShards = clientShardRotation(shards, sharding.SkipShardZeroForClients)
 	s.registerShardMetrics()
 	clients := make([]int, len(s.clientShards))
