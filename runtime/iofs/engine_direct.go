@@ -1,6 +1,7 @@
 package iofs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/stratabroker/strata/runtime/uring"
@@ -16,6 +17,11 @@ type directEngine struct {
 	// req is the engine's only request: one operation runs at a time.
 	req    request
 	closed bool
+	// async counts asynchronous operations in flight (SyncAsync);
+	// finished holds those done whose callbacks have not run yet, spare
+	// is the other half of that double buffer.
+	async           int
+	finished, spare []asyncDone
 	// use catches overlapping operations in the invariants build.
 	use useCheck
 }
@@ -69,25 +75,29 @@ func (e *directEngine) do(req *request) (int32, error) {
 	return req.result()
 }
 
-// poll reaps without a system call; nothing is normally in flight.
+// poll reaps without a system call, then runs the callbacks of finished
+// asynchronous operations (outside any operation, so they may start new
+// ones) and returns what is still in flight.
 func (e *directEngine) poll() int {
 	if e.closed {
 		return 0
 	}
 	e.use.enter()
-	defer e.use.leave()
 	e.ring.Reap()
+	e.use.leave()
+	e.runFinished()
 	return e.ring.InFlight()
 }
 
-// close waits for anything in flight (nothing, between calls) and closes
-// the ring.
+// close waits for asynchronous operations in flight, runs their
+// callbacks, and closes the ring.
 func (e *directEngine) close() error {
-	e.use.enter()
-	defer e.use.leave()
 	if e.closed {
 		return ErrClosed
 	}
+	waitErr := e.waitAsync()
+	e.use.enter()
+	defer e.use.leave()
 	e.closed = true
-	return e.ring.Close()
+	return errors.Join(waitErr, e.ring.Close())
 }

@@ -32,6 +32,12 @@ func (f *File) pathError(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.path, Err: err}
 }
 
+// pathErrorAt is pathError for a path captured earlier (the file may be
+// closed by the time an asynchronous operation finishes).
+func (f *File) pathErrorAt(path, op string, err error) error {
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
 // transfer runs one read or write request of at most transferBytesMax.
 func (f *File) transfer(kind opKind, p []byte, off int64) (int, error) {
 	e := f.fs.engine
