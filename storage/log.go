@@ -358,6 +358,9 @@ func checkBatch(b []byte, next uint64) (int, uint64, error) {
 // roll seals the active segment (syncing it) and starts a new one at the
 // next offset.
 func (l *Log) roll() error {
+	// Synced even when not marked dirty: SyncFiles may have handed its
+	// files to an asynchronous sync that has not finished yet.
+	l.active().dirty = true
 	if err := l.syncSegment(l.active()); err != nil {
 		return err
 	}
@@ -399,6 +402,36 @@ func (l *Log) Sync() error {
 	}
 	return nil
 }
+
+// SyncFiles is Sync for a caller that syncs files asynchronously (a
+// shard's ring): it makes the directory entries of new segments durable
+// (a synchronous SyncDir, needed only after a segment was created), then
+// appends to dst the data and index files of every segment written since
+// its last sync, and counts them as synced. The caller must fdatasync
+// every file returned before it relies on the data being durable, and
+// call Fail when one of those syncs fails.
+func (l *Log) SyncFiles(dst []File) ([]File, error) {
+	if l.failed != nil {
+		return dst, l.usable()
+	}
+	if l.dirDirty {
+		if err := l.syncDir(); err != nil {
+			return dst, l.fail(err)
+		}
+	}
+	for _, seg := range l.segments {
+		if seg.dirty {
+			dst = append(dst, seg.log, seg.index)
+			seg.dirty = false
+		}
+	}
+	return dst, nil
+}
+
+// Fail marks the log failed after an asynchronous sync of one of its files
+// failed: what it covered is in an unknown state, so the log refuses
+// writes until it is reopened (and recovered). It returns err wrapped.
+func (l *Log) Fail(err error) error { return l.fail(err) }
 
 // Stats returns the log's counters.
 func (l *Log) Stats() LogStats {
