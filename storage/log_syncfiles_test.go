@@ -53,17 +53,20 @@ func TestSyncFiles(t *testing.T) {
 	fsys = memfs.New()
 	l, _ = openLog(t, fsys, partitionDir, opts)
 	fb = flushBuilder{}
-	if err := l.Append(fb.flush(t, 1, 10, 100)); err != nil {
-		t.Fatal(err)
+	for l.Stats().Bytes < opts.SegmentSizeBytes { // fill the first segment
+		if err := l.Append(fb.flush(t, 1, 10, 1000)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := l.SyncFiles(nil); err != nil { // handed out, never synced
 		t.Fatal(err)
 	}
 	before := fsys.Syncs()
-	for l.Stats().Segments == 1 {
-		if err := l.Append(fb.flush(t, 10, 10, 1000)); err != nil {
-			t.Fatal(err)
-		}
+	if err := l.Append(fb.flush(t, 1, 10, 100)); err != nil { // rolls first
+		t.Fatal(err)
+	}
+	if l.Stats().Segments != 2 {
+		t.Fatalf("%d segments: the append did not roll", l.Stats().Segments)
 	}
 	if fsys.Syncs() < before+2 {
 		t.Fatalf("rolling synced %d files, want the sealed segment's log and index", fsys.Syncs()-before)
