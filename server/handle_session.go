@@ -31,8 +31,12 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		}
 	}
 	userID, reason := s.authenticate(login)
-	if limited && reason != wire.EvictInvalidCredentials {
-		s.logins.Refund(address)
+	if limited {
+		if reason == wire.EvictInvalidCredentials {
+			s.logins.Fail(address)
+		} else {
+			s.logins.Refund(address)
+		}
 	}
 	if reason != 0 {
 		s.log.Info("login rejected", zap.String("address", c.address), zap.Stringer("reason", reason))

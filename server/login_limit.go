@@ -15,27 +15,38 @@ const loginLimiterAddressesMax = 65536
 // LoginLimiter is a token bucket per client address that only failed
 // logins drain: an address may fail Burst times in a row, then one more
 // attempt is allowed per Refill interval. Every attempt takes a token up
-// front and a login that does not fail on credentials gives it back, so
-// successful logins cost nothing.
+// front; a login that does not fail on credentials gives it back (Refund),
+// one that fails keeps it (Fail), so successful logins cost nothing. Only
+// failures refuse attempts: when the tokens left are all held by logins in
+// flight, a new attempt waits for one of those to end instead of being
+// refused, so many concurrent good logins from one address all go through
+// while no more attempts than the tokens left are ever in flight.
 type LoginLimiter struct {
 	burst  float64
 	refill time.Duration
 	now    func() time.Time
 
-	mu      sync.Mutex
-	buckets map[string]*loginBucket
+	mu sync.Mutex
+	// released is signalled when an attempt in flight ends.
+	released *sync.Cond
+	buckets  map[string]*loginBucket
 }
 
 // loginBucket is one address's remaining failures and when it was filled.
 type loginBucket struct {
 	tokens float64
 	at     time.Time
+	// pending counts attempts in flight: taken, not yet refunded or
+	// failed.
+	pending int
 }
 
 // NewLoginLimiter allows burst failed logins per address, then one more
 // per refill interval; now is the clock (time.Now in production).
 func NewLoginLimiter(burst int, refill time.Duration, now func() time.Time) *LoginLimiter {
-	return &LoginLimiter{burst: float64(burst), refill: refill, now: now, buckets: map[string]*loginBucket{}}
+	l := &LoginLimiter{burst: float64(burst), refill: refill, now: now, buckets: map[string]*loginBucket{}}
+	l.released = sync.NewCond(&l.mu)
+	return l
 }
 
 // level refills b to now and returns its tokens. Callers hold mu.
@@ -47,28 +58,37 @@ func (l *LoginLimiter) level(b *loginBucket, now time.Time) float64 {
 	return b.tokens
 }
 
-// Take spends one attempt of address before a login runs (so concurrent
-// attempts cannot overdraw the bucket). When none is left it reports how
-// many seconds until one is.
+// Take spends one attempt of address before a login runs. When failures
+// have used up the address's tokens it reports how many seconds until one
+// is back; when the tokens left are held by attempts in flight it waits
+// for one of those to end.
 func (l *LoginLimiter) Take(address string) (bool, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	b, ok := l.buckets[address]
-	if !ok {
-		if len(l.buckets) >= loginLimiterAddressesMax {
-			l.prune(now)
+	for {
+		now := l.now()
+		b, ok := l.buckets[address]
+		if !ok {
+			if len(l.buckets) >= loginLimiterAddressesMax {
+				l.prune(now)
+			}
+			b = &loginBucket{tokens: l.burst, at: now}
+			l.buckets[address] = b
 		}
-		b = &loginBucket{tokens: l.burst, at: now}
-		l.buckets[address] = b
+		tokens := l.level(b, now)
+		if tokens >= 1 {
+			b.tokens = tokens - 1
+			b.pending++
+			return true, 0
+		}
+		// Failures alone leave this many: the tokens held in flight most
+		// likely come back.
+		if level := tokens + float64(b.pending); level < 1 {
+			wait := time.Duration((1 - level) * float64(l.refill))
+			return false, int(math.Ceil(wait.Seconds()))
+		}
+		l.released.Wait()
 	}
-	tokens := l.level(b, now)
-	if tokens < 1 {
-		wait := time.Duration((1 - tokens) * float64(l.refill))
-		return false, int(math.Ceil(wait.Seconds()))
-	}
-	b.tokens = tokens - 1
-	return true, 0
 }
 
 // Refund returns the attempt of a login that did not fail on credentials.
@@ -77,14 +97,26 @@ func (l *LoginLimiter) Refund(address string) {
 	defer l.mu.Unlock()
 	if b, ok := l.buckets[address]; ok {
 		b.tokens = math.Min(l.burst, b.tokens+1)
+		b.pending = max(b.pending-1, 0)
 	}
+	l.released.Broadcast()
+}
+
+// Fail ends the attempt of a login that failed: its token stays spent.
+func (l *LoginLimiter) Fail(address string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[address]; ok {
+		b.pending = max(b.pending-1, 0)
+	}
+	l.released.Broadcast()
 }
 
 // prune drops refilled buckets, and everything if that frees nothing.
 // Callers hold mu.
 func (l *LoginLimiter) prune(now time.Time) {
 	for address, b := range l.buckets {
-		if l.level(b, now) >= l.burst {
+		if b.pending == 0 && l.level(b, now) >= l.burst {
 			delete(l.buckets, address)
 		}
 	}

@@ -41,8 +41,19 @@ type partitionRuntime struct {
 	fs storage.FS
 
 	// group makes appended data durable with shared syncs (persisted
-	// topics); its sync runs on the owning shard.
-	group *groupSync
+	// topics); it and the sync state below are the owning shard's.
+	group *groupCommit
+	// async is the owner's ring when syncs can be queued on it (nil with
+	// the sync engine: syncs then run in place).
+	async asyncDrainer
+	// The running group-commit sync: its files, how many are still in
+	// flight, its first error, when it began and whom to tell.
+	syncFiles    []storage.File
+	syncPending  int
+	syncErr      error
+	syncStarted  time.Time
+	syncFinish   func(error)
+	fileSyncedFn func(error)
 
 	// owner is the shard that owns the partition: every field below is
 	// touched only by tasks running on it (checked in invariants builds).
@@ -124,7 +135,11 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)
 	p.appendedBytes = s.metrics.topicBytes.WithLabelValues(streamLabel, topicLabel)
 	p.polled = s.metrics.topicPolled.WithLabelValues(streamLabel, topicLabel)
-	p.group = newGroupSync(p.syncLog)
+	p.group = newGroupCommit(p.startSync)
+	p.fileSyncedFn = p.fileSynced
+	if d, ok := fs.(asyncDrainer); ok && d.WaitAsync() == nil {
+		p.async = d // the shard's own ring: syncs are queued on it
+	}
 	p.persisted = opts.Durability == metadata.DurabilityPersisted || opts.EnforceFsync || s.cfg.System.Partition.EnforceFsync
 	p.offsetsPersisted = opts.ConsumerOffsetDurability == metadata.DurabilityPersisted
 	for _, t := range report.Truncations {
@@ -178,21 +193,92 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	return p, nil
 }
 
-// syncLog makes the log durable; it is the group commit's sync.
-func (p *partitionRuntime) syncLog() error {
-	var syncErr error
-	if err := p.run(func() {
-		p.s.metrics.partitionSyncs.Inc()
-		started := time.Now()
-		syncErr = p.log.Sync()
-		p.s.metrics.syncDuration.Observe(time.Since(started).Seconds())
-		if syncErr != nil {
-			p.fence(syncErr)
-		}
-	}); err != nil {
-		return err
+// startSync is the group commit's sync, on the owning shard: the files
+// the log hands out are fdatasync'ed asynchronously on the shard's ring
+// (the shard goes on serving meanwhile; the completions arrive through
+// its event loop's poll) or, with the sync engine, one after the other in
+// place. finish runs when all are done.
+func (p *partitionRuntime) startSync(finish func(error)) {
+	p.s.metrics.partitionSyncs.Inc()
+	p.syncStarted = time.Now()
+	p.syncFinish = finish
+	files, err := p.log.SyncFiles(p.syncFiles[:0])
+	p.syncFiles = files
+	if err != nil || len(files) == 0 {
+		p.endSync(err)
+		return
 	}
-	return syncErr
+	if p.async == nil {
+		for _, f := range files {
+			if err = f.Sync(); err != nil {
+				break
+			}
+		}
+		p.endSync(err)
+		return
+	}
+	p.syncPending = len(files)
+	for _, f := range files {
+		var queued error
+		if af, ok := f.(asyncSyncer); ok {
+			queued = af.SyncAsync(p.fileSyncedFn)
+		} else {
+			queued = fmt.Errorf("%w: %T cannot sync asynchronously", errFenced, f)
+		}
+		if queued != nil {
+			p.fileSynced(queued)
+		}
+	}
+}
+
+// asyncSyncer is a file whose fdatasync can be queued on its shard's
+// ring (runtime/iofs direct files).
+type asyncSyncer interface {
+	SyncAsync(done func(error)) error
+}
+
+// asyncDrainer is a shard's ring FS (runtime/iofs NewDirect): WaitAsync
+// waits for its queued syncs.
+type asyncDrainer interface {
+	WaitAsync() error
+}
+
+// fileSynced records one file's asynchronous fdatasync; the last one ends
+// the sync.
+func (p *partitionRuntime) fileSynced(err error) {
+	if err != nil && p.syncErr == nil {
+		p.syncErr = err
+	}
+	p.syncPending--
+	if p.syncPending == 0 {
+		err, p.syncErr = p.syncErr, nil
+		p.endSync(err)
+	}
+}
+
+// endSync closes one group-commit sync: a failure fails the log and
+// fences the partition (what the sync covered is in an unknown state).
+func (p *partitionRuntime) endSync(err error) {
+	clear(p.syncFiles)
+	p.s.metrics.syncDuration.Observe(time.Since(p.syncStarted).Seconds())
+	if err != nil {
+		_ = p.log.Fail(err)
+		p.fence(err)
+	}
+	finish := p.syncFinish
+	p.syncFinish = nil
+	finish(err)
+}
+
+// drainSyncs waits, on the owning shard, until no group-commit sync is in
+// flight (before the partition's files are purged, deleted or closed).
+func (p *partitionRuntime) drainSyncs() {
+	for p.async != nil && p.group.syncing {
+		if err := p.async.WaitAsync(); err != nil {
+			p.s.log.Error("waiting for a partition's syncs", zap.String("partition", p.dir), zap.Error(err))
+			return
+		}
+	}
 }
 
 // run executes fn on the shard that owns the partition and waits for it:
@@ -238,7 +324,16 @@ func (p *partitionRuntime) send(on *shard.Shard, env partition.Envelope, batch [
 	var reply []byte
 	status := wire.ErrorCodeOK
 	var ticket uint64
-	if err := p.runFrom(on, func() { reply, status, ticket = p.appendOnShard(env, batch) }); err != nil {
+	var done chan error
+	if err := p.runFrom(on, func() {
+		reply, status, ticket = p.appendOnShard(env, batch)
+		if status == wire.ErrorCodeOK && ticket != 0 && on == nil {
+			// Answered by the group commit, on the shard, once the batch
+			// is durable; the caller waits off the shard.
+			done = make(chan error, 1)
+			p.group.wait(ticket, done)
+		}
+	}); err != nil {
 		return nil, wire.ErrTransientNotAccepted
 	}
 	if status != wire.ErrorCodeOK || ticket == 0 {
@@ -250,7 +345,7 @@ func (p *partitionRuntime) send(on *shard.Shard, env partition.Envelope, batch [
 		crossShardWait(on, p.owner)
 		return nil, wire.ErrTransientNotAccepted
 	}
-	if err := p.group.wait(ticket); err != nil {
+	if err := <-done; err != nil {
 		return nil, wire.ErrCannotSyncFile
 	}
 	return reply, wire.ErrorCodeOK
@@ -457,6 +552,7 @@ func (p *partitionRuntime) purge(on *shard.Shard, op uint64) error {
 
 // purgeOnShard is purge on the owning shard.
 func (p *partitionRuntime) purgeOnShard(op uint64) error {
+	p.drainSyncs()
 	if err := p.log.Purge(); err != nil {
 		p.fence(err)
 		return fmt.Errorf("purge %s: %w", p.dir, err)
@@ -486,6 +582,7 @@ func (p *partitionRuntime) deleteSegments(on *shard.Shard, n int) error {
 
 // deleteSegmentsOnShard is deleteSegments on the owning shard.
 func (p *partitionRuntime) deleteSegmentsOnShard(n int) error {
+	p.drainSyncs()
 	if err := p.flushLocked(); err != nil {
 		return err
 	}
@@ -506,6 +603,7 @@ func (p *partitionRuntime) close(on *shard.Shard, flush bool) error {
 
 // closeOnShard is close on the owning shard.
 func (p *partitionRuntime) closeOnShard(flush bool) error {
+	p.drainSyncs()
 	var errs []error
 	if flush && p.fenced == nil {
 		if err := p.flushLocked(); err != nil {

@@ -78,6 +78,8 @@ func (a *api) openSession(w http.ResponseWriter, r *http.Request, login func(*se
 		ls.Close()
 		if errors.Is(err, wire.ErrTransientNotAccepted) || errors.Is(err, wire.ErrTransientNotCommitted) {
 			a.logins.Refund(address)
+		} else {
+			a.logins.Fail(address)
 		}
 		return loginError(err)
 	}

@@ -24,6 +24,7 @@ func TestLoginLimiterBucket(t *testing.T) {
 		if ok, _ := l.Take("a"); !ok {
 			t.Fatal("attempt within the burst refused")
 		}
+		l.Fail("a")
 	}
 	if ok, wait := l.Take("a"); ok || wait != 10 {
 		t.Fatalf("after the burst: allowed %v wait %d", ok, wait)
@@ -31,6 +32,7 @@ func TestLoginLimiterBucket(t *testing.T) {
 	if ok, _ := l.Take("b"); !ok {
 		t.Fatal("another address is limited too")
 	}
+	l.Refund("b")
 	clock.Advance(5 * time.Second)
 	if ok, wait := l.Take("a"); ok || wait != 5 {
 		t.Fatalf("half refilled: allowed %v wait %d", ok, wait)
@@ -39,12 +41,40 @@ func TestLoginLimiterBucket(t *testing.T) {
 	if ok, _ := l.Take("a"); !ok {
 		t.Fatal("refilled address refused")
 	}
+	l.Fail("a")
 	// Refill never exceeds the burst.
 	clock.Advance(time.Hour)
-	l.Take("a")
-	l.Take("a")
+	for range 2 {
+		l.Take("a")
+		l.Fail("a")
+	}
 	if ok, _ := l.Take("a"); ok {
 		t.Fatal("a long pause banked more than the burst")
+	}
+
+	// Logins in flight do not refuse the ones that follow: with both
+	// tokens held, a third attempt waits until one of them ends.
+	c := server.NewLoginLimiter(2, 10*time.Second, clock.Now)
+	c.Take("c")
+	c.Take("c")
+	third := make(chan bool)
+	go func() {
+		ok, _ := c.Take("c")
+		third <- ok
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third attempt ran while two held the only tokens")
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.Refund("c") // a good login ends: its token goes to the third
+	if !<-third {
+		t.Fatal("the waiting attempt was refused")
+	}
+	c.Fail("c")
+	c.Fail("c") // both failed: no token left, none in flight, a full refill to wait
+	if ok, wait := c.Take("c"); ok || wait != 10 {
+		t.Fatalf("after two failures with a burst of 2: allowed %v wait %d", ok, wait)
 	}
 }
 
