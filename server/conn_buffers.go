@@ -96,8 +96,17 @@ func (r replyFrame) join(dst []byte) []byte {
 // the batches it keeps until they are flushed (partition.Buffers).
 type poolBatches struct{ pool *pool.Pool }
 
+// poolBatchBytesMin is the smallest batch kept in pooled memory: the
+// smallest bucket is 4 KiB, so a smaller batch would waste more than half
+// of its buffer (a partition holds up to 1024 unflushed batches); those
+// stay on the Go heap.
+const poolBatchBytesMin = 2 << 10
+
 // Borrow implements partition.Buffers.
 func (b poolBatches) Borrow(n int) ([]byte, any) {
+	if n < poolBatchBytesMin {
+		return make([]byte, n), nil
+	}
 	buffer := b.pool.Get(n)
 	return buffer.Bytes(), buffer
 }
