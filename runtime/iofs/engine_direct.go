@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stratabroker/strata/runtime/uring"
 )
 
@@ -11,7 +13,8 @@ import (
 // operation, submits it and waits for its completion in place. It has no
 // lock and no goroutine; one goroutine at a time may use it (NewDirect).
 // Every operation waits for its own completion before returning, so
-// between calls nothing is in flight.
+// between calls only asynchronous syncs (async.go) and the wake-up read of
+// a sleeping shard (sleep.go) are in flight.
 type directEngine struct {
 	ring *uring.Ring
 	// req is the engine's only request: one operation runs at a time.
@@ -22,6 +25,12 @@ type directEngine struct {
 	// is the other half of that double buffer.
 	async           int
 	finished, spare []asyncDone
+	// The wake-up eventfd (sleep.go): its read is in flight while
+	// wakeArmed, into wakeBuf.
+	wakeFD    int
+	wakeBuf   [8]byte
+	wakeArmed bool
+	onWakeFn  uring.Callback
 	// use catches overlapping operations in the invariants build.
 	use useCheck
 }
@@ -32,8 +41,13 @@ func newDirectEngine(cfg uring.Config) (*directEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &directEngine{ring: ring}
+	wakeFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("eventfd: %w", err), ring.Close())
+	}
+	e := &directEngine{ring: ring, wakeFD: wakeFD}
 	e.req.callback = e.req.completeInPlace
+	e.onWakeFn = e.onWake
 	return e, nil
 }
 
@@ -86,7 +100,16 @@ func (e *directEngine) poll() int {
 	e.ring.Reap()
 	e.use.leave()
 	e.runFinished()
-	return e.ring.InFlight()
+	return e.inFlight()
+}
+
+// inFlight counts the operations in flight, the wake-up read excluded.
+func (e *directEngine) inFlight() int {
+	n := e.ring.InFlight()
+	if e.wakeArmed {
+		n--
+	}
+	return n
 }
 
 // close waits for asynchronous operations in flight, runs their
@@ -99,5 +122,11 @@ func (e *directEngine) close() error {
 	e.use.enter()
 	defer e.use.leave()
 	e.closed = true
-	return errors.Join(waitErr, e.ring.Close())
+	retireErr := e.retireWake()
+	if retireErr != nil {
+		// The read cannot complete: closing the ring would wait for it
+		// forever. Leave the ring to process exit.
+		return errors.Join(waitErr, retireErr)
+	}
+	return errors.Join(waitErr, e.ring.Close(), unix.Close(e.wakeFD))
 }

@@ -41,6 +41,12 @@ func (s *Shard) run(started chan<- error) {
 		if ran > 0 {
 			continue
 		}
+		if inFlight > 0 && !hasNext && s.sleeper != nil && !stopping && s.sleepInEngine() {
+			// Operations were in flight and nothing else was due: the
+			// loop slept in the IO engine until one completed or a task
+			// arrived.
+			continue
+		}
 		wait, hasWait := time.Duration(0), false
 		if hasNext {
 			wait, hasWait = max(time.Until(next), 0), true
@@ -53,6 +59,7 @@ func (s *Shard) run(started chan<- error) {
 		}
 		select {
 		case task := <-s.inbox:
+			s.taken++
 			task()
 		case <-s.wake:
 		case <-idle.C:
@@ -71,10 +78,30 @@ func (s *Shard) runTasks() int {
 	for ran := 0; ran < s.eventInterval; ran++ {
 		select {
 		case task := <-s.inbox:
+			s.taken++
 			task()
 		default:
 			return ran
 		}
 	}
 	return s.eventInterval
+}
+
+// sleepInEngine sleeps in the Sleeper unless a task was announced or the
+// loop nudged since the loop last looked, and reports whether it slept. It
+// announces the sleep first, so a sender that comes later sees it and
+// wakes the engine (wakeSleeper). When it does not sleep, the loop waits
+// on its inbox as usual (a task announced but not queued yet is on its
+// way).
+func (s *Shard) sleepInEngine() bool {
+	s.sleeping.Store(true)
+	nudges := s.nudges.Load()
+	if s.posted.Load() != s.taken || nudges != s.seenNudges {
+		s.seenNudges = nudges
+		s.sleeping.Store(false)
+		return false
+	}
+	s.sleeper.Sleep()
+	s.sleeping.Store(false)
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +45,18 @@ type Poller interface {
 	// are still in flight. While that is positive the loop keeps polling
 	// (at least every pollIdleWait) instead of sleeping.
 	Poll() int
+}
+
+// Sleeper is a Poller the loop can sleep in while operations are in
+// flight and no timer is pending (a shard's own io_uring): Sleep blocks
+// until at least one operation completes or Wake is called, and Wake may
+// be called from any goroutine, before or during a Sleep (a Wake that
+// finds no Sleep makes the next one return at once). Without a Sleeper the
+// loop polls every pollIdleWait while operations are in flight.
+type Sleeper interface {
+	Poller
+	Sleep()
+	Wake()
 }
 
 // PollerFunc adapts a function to Poller, e.g. for a runtime/uring ring:
@@ -116,6 +129,20 @@ type Shard struct {
 
 	timers timerSet
 	owner  ownerCheck
+
+	// sleeper is poller when it is a Sleeper. The loop sleeps in it only
+	// after announcing so in sleeping and finding every announced task
+	// taken: senders announce a task in posted before queueing it and
+	// wake a sleeping loop after (the same protocol as runtime/iofs's
+	// submitter), so a task never waits in the inbox of a sleeping loop.
+	sleeper  Sleeper
+	posted   atomic.Uint64
+	taken    uint64 // loop-owned
+	sleeping atomic.Bool
+	// nudges counts wakeLoop calls (timer changes, Stop); seenNudges is
+	// the count the loop last acted on.
+	nudges     atomic.Uint64
+	seenNudges uint64 // loop-owned
 }
 
 // New checks a configuration and returns a shard that is not yet running.
@@ -143,7 +170,9 @@ func New(config Config) (*Shard, error) {
 	if config.Pin && (config.CPU < 0 || config.CPU > CPUNumberMax) {
 		return nil, fmt.Errorf("%w: CPU %d is outside 0..%d", ErrConfig, config.CPU, CPUNumberMax)
 	}
+	sleeper, _ := config.Poller.(Sleeper)
 	return &Shard{
+		sleeper:       sleeper,
 		id:            config.ID,
 		cpu:           config.CPU,
 		pin:           config.Pin,
@@ -204,10 +233,13 @@ func (s *Shard) Submit(task func()) error {
 	if s.stopped {
 		return ErrStopped
 	}
+	s.posted.Add(1)
 	select {
 	case s.inbox <- task:
+		s.wakeSleeper()
 		return nil
 	default:
+		s.posted.Add(^uint64(0)) // not queued after all
 		return ErrInboxFull
 	}
 }
@@ -231,13 +263,16 @@ func (s *Shard) Call(task func()) error {
 		s.sendMu.RUnlock()
 		return ErrStopped
 	}
+	s.posted.Add(1)
 	select {
 	case s.inbox <- wrapped:
 	case <-s.quit:
+		s.posted.Add(^uint64(0)) // not queued after all
 		s.sendMu.RUnlock()
 		return ErrStopped
 	}
 	s.sendMu.RUnlock()
+	s.wakeSleeper()
 	<-done
 	return nil
 }
@@ -254,6 +289,7 @@ func (s *Shard) Stop() {
 		s.stopped = true
 		s.sendMu.Unlock()
 		close(s.sealed)
+		s.wakeLoop()
 		s.lifecycleMu.Lock()
 		if !s.startCalled { // never started: nobody else will close exited
 			s.startCalled = true
@@ -275,8 +311,19 @@ func (s *Shard) AssertOwner() { s.owner.assertOwner() }
 
 // wakeLoop nudges the loop out of an idle wait without blocking.
 func (s *Shard) wakeLoop() {
+	s.nudges.Add(1)
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	s.wakeSleeper()
+}
+
+// wakeSleeper wakes a loop asleep in its Sleeper. Callers have announced
+// their task (posted) or state change before: either the loop sees that
+// and does not sleep, or it announced its sleep first and is woken here.
+func (s *Shard) wakeSleeper() {
+	if s.sleeper != nil && s.sleeping.Load() && s.sleeping.Swap(false) {
+		s.sleeper.Wake()
 	}
 }
