@@ -5,7 +5,9 @@
 // sched_setaffinity, runs each shard as one goroutine locked to its OS
 // thread with an event loop over a bounded inbox, timers and an IO engine's
 // completions, and routes a partition to its owning shard by the namespace
-// hash.
+// hash. With an IO engine that is a Sleeper (a shard's own io_uring), a
+// loop with operations in flight sleeps in the engine and senders wake it;
+// otherwise it polls the engine while operations are in flight.
 //
 // Files: cpulist.go (sysfs CPU list syntax), allocation.go (the setting's
 // grammar), topology.go (sysfs), plan.go (allocation -> CPUs), pin.go
