@@ -91,17 +91,28 @@ func (ts *testServer) connect() *client.Client {
 // connectTo dials addr and logs in as root.
 func connectTo(t *testing.T, addr string) *client.Client {
 	t.Helper()
+	c, err := dialLogin(t, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dialLogin dials addr and logs in as root, returning the error instead of
+// failing the test: the form for goroutines other than the test's (which
+// must not call t.Fatal).
+func dialLogin(t *testing.T, addr string) (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, addr)
 	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	if _, err := c.LoginUser(ctx, "iggy", "iggy"); err != nil {
-		t.Fatalf("login: %v", err)
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	if _, err := c.LoginUser(ctx, "iggy", "iggy"); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	return c, nil
 }
 
 // ctx returns a context bounded for one test step.

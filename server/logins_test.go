@@ -12,14 +12,23 @@ func TestConcurrentLoginsFromOneAddress(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	for round := 0; round < 3; round++ {
 		var wg sync.WaitGroup
+		errs := make(chan error, 12)
 		for i := 0; i < 12; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c := ts.connect()
+				c, err := dialLogin(t, ts.addr)
+				if err != nil {
+					errs <- err
+					return
+				}
 				_ = c.Close()
 			}()
 		}
 		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
 	}
 }

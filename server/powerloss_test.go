@@ -41,7 +41,11 @@ func TestPersistedAcknowledgementsSurvivePowerLoss(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c := connectTo(t, addr)
+			c, err := dialLogin(t, addr)
+			if err != nil {
+				errs <- err
+				return
+			}
 			for b := 0; b < batches; b++ {
 				msgs := make([]client.Message, perBatch)
 				for i := range msgs {

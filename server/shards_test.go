@@ -42,7 +42,11 @@ func TestPartitionsSpreadAcrossShards(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			pc := ts.connect()
+			pc, err := dialLogin(t, ts.addr)
+			if err != nil {
+				errs <- err
+				return
+			}
 			for b := 0; b < batches; b++ {
 				msgs := make([]client.Message, batchSize)
 				for i := range msgs {
