@@ -253,11 +253,10 @@ func (s *Shard) Call(task func()) error {
 		panic("shard: Call of a nil task")
 	}
 	s.owner.assertNotOwner("Call from the shard's own goroutine")
-	done := make(chan struct{})
-	wrapped := func() {
-		task()
-		close(done)
-	}
+	c := callPool.Get().(*pendingCall)
+	c.task = task
+	defer c.release()
+	wrapped, done := c.runFn, c.done
 	s.sendMu.RLock()
 	if s.stopped {
 		s.sendMu.RUnlock()
@@ -298,6 +297,34 @@ func (s *Shard) Stop() {
 		s.lifecycleMu.Unlock()
 	})
 	<-s.exited
+}
+
+// pendingCall carries one Call's task to the loop and its completion back;
+// it is reused (callPool) so that a Call allocates nothing of its own.
+type pendingCall struct {
+	task  func()
+	done  chan struct{} // capacity 1: the loop never blocks on it
+	runFn func()        // c.run, bound once
+}
+
+// callPool holds idle pendingCalls.
+var callPool = sync.Pool{New: func() any {
+	c := &pendingCall{done: make(chan struct{}, 1)}
+	c.runFn = c.run
+	return c
+}}
+
+// run is the task the loop runs for a Call.
+func (c *pendingCall) run() {
+	c.task()
+	c.done <- struct{}{}
+}
+
+// release returns c to the pool once its Call has returned: either its
+// task ran and its done token was taken, or it never entered the inbox.
+func (c *pendingCall) release() {
+	c.task = nil
+	callPool.Put(c)
 }
 
 // QueueDepth is the number of tasks waiting in the inbox (a metric; the
