@@ -86,6 +86,8 @@ type Server struct {
 	// file IO through their owner's, the metadata journal through shard
 	// 0's.
 	shardFS []storage.FS
+	// shardRings is set when every shard has a ring of its own.
+	shardRings bool
 	now     func() time.Time
 
 	startedAt time.Time
@@ -141,7 +143,7 @@ type Server struct {
 // New opens (or creates) the data directory, recovers the metadata and
 // every partition, and bootstraps the root user on the first boot. It
 // binds nothing: call Start.
-func New(opts Options) (*Server, error) {
+func New(opts Options) (srv *Server, err error) {
 	if opts.Config == nil {
 		return nil, fmt.Errorf("%w: no configuration", config.ErrInvalid)
 	}
@@ -152,11 +154,16 @@ func New(opts Options) (*Server, error) {
 	fs := opts.FS
 	engine := "injected"
 	if fs == nil {
-		var err error
 		fs, engine, err = iofs.Select(opts.Config.System.IO.Engine, func(line string) { log.Warn(line) })
 		if err != nil {
 			return nil, fmt.Errorf("%w: system.io.engine: %v", config.ErrInvalid, err)
 		}
+		// A ring the server set up is closed again if it does not start.
+		defer func() {
+			if closer, ok := fs.(io.Closer); ok && srv == nil {
+				err = errors.Join(err, closer.Close())
+			}
+		}()
 	}
 	log.Info("io engine", zap.String("engine", engine))
 	now := opts.Now
@@ -534,10 +541,17 @@ func (s *Server) stopShards() {
 	}
 }
 
+// newShardRing sets up a shard's ring (a variable so tests can make it
+// fail).
+var newShardRing = iofs.NewDirect
+
 // shardIODescription names the shards' IO engine for the boot log.
 func (s *Server) shardIODescription() string {
-	if s.engine == iofs.EngineUring {
+	switch {
+	case s.shardRings:
 		return "one io_uring per shard, driven by the shard"
+	case s.engine == iofs.EngineUring:
+		return "one shared io_uring"
 	}
 	return s.engine
 }
@@ -559,12 +573,23 @@ func (s *Server) shardEngines(count int) ([]storage.FS, func(int) shard.Poller, 
 	}
 	rings := make([]*iofs.FS, count)
 	for i := range rings {
-		ring, err := iofs.NewDirect(cfg)
+		ring, err := newShardRing(cfg)
 		if err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("shard %d io_uring: %w", i, err), closeShardEngines(shardFS[:i]))
+			err = errors.Join(fmt.Errorf("shard %d io_uring: %w", i, err), closeShardEngines(shardFS[:i]))
+			if engine := s.cfg.System.IO.Engine; engine != iofs.EngineAuto && engine != "" {
+				return nil, nil, err
+			}
+			// auto: the probe's small ring worked but the shards' did not
+			// (locked-memory limits, for one): every shard shares the FS.
+			s.log.Warn("io engine: the shards run on the shared ring; a ring per shard failed", zap.Error(err))
+			for j := range shardFS {
+				shardFS[j] = s.fs
+			}
+			return shardFS, nil, nil
 		}
 		rings[i], shardFS[i] = ring, ring
 	}
+	s.shardRings = true
 	return shardFS, func(i int) shard.Poller { return rings[i] }, nil
 }
 
