@@ -88,7 +88,7 @@ type Server struct {
 	shardFS []storage.FS
 	// shardRings is set when every shard has a ring of its own.
 	shardRings bool
-	now     func() time.Time
+	now        func() time.Time
 
 	startedAt time.Time
 	metrics   *metrics
