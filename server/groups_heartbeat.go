@@ -80,6 +80,12 @@ func (s *Server) releaseOrphanGroupMembers() {
 // sweepGroupMembers evicts members idle for longer than stale (when
 // evict) and releases members whose client has no bound connection.
 func (s *Server) sweepGroupMembers(now time.Time, stale time.Duration, evict bool) {
+	// One sweep at a time: a second sweep would see a member whose
+	// eviction is half done (session unbound, Eviction 13 not yet
+	// written) as disconnected and release it first, and the client's
+	// next request would be answered before its eviction arrived.
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
 	// Members are read before the connections: a member that joined after
 	// this read is not judged, and one read here had its connection
 	// registered before it joined.

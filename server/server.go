@@ -134,6 +134,9 @@ type Server struct {
 	// was served) against joins (write side: in-flight computation and
 	// commit). Taken before the metadata lock.
 	groupPollMu sync.RWMutex
+	// sweepMu serialises heartbeat sweeps of group members
+	// (groups_heartbeat.go).
+	sweepMu sync.Mutex
 	// groupState is the consumer groups' non-replicated bookkeeping.
 	groupState *groupRuntime
 	// stopVerifier ends the heartbeat verifier.
