@@ -143,6 +143,12 @@ func (d *decoder) optionalPermissions(what string) *Permissions {
 	if d.u8(what) != permissionsPresent || d.err != nil {
 		return nil
 	}
+	return d.permissionsBlock(what)
+}
+
+// permissionsBlock decodes [perm_len u32][permissions], the block of both
+// embedded forms; perm_len must equal the decoded length.
+func (d *decoder) permissionsBlock(what string) *Permissions {
 	block := d.bytes32(what)
 	if d.err != nil {
 		return nil
@@ -178,16 +184,7 @@ func (d *decoder) detailsPermissions(what string) *Permissions {
 		d.failf(ErrBadPermissions, "%s flag %d", what, flag)
 		return nil
 	}
-	block := d.bytes32(what)
-	if d.err != nil {
-		return nil
-	}
-	p, err := DecodePermissions(block)
-	if err != nil {
-		d.failf(ErrBadPermissions, "%s: %w", what, err)
-		return nil
-	}
-	return &p
+	return d.permissionsBlock(what)
 }
 
 // String summarises p for logs.

@@ -1,6 +1,9 @@
 package metadata
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Limits of consumer groups.
 const (
@@ -34,6 +37,20 @@ func (m *Machine) resolveGroupTopic(env Envelope, stream, topic Identifier) (*To
 	return t, CodeOK
 }
 
+// resolveGroup finds a group and its topic as resolveGroupTopic does, or
+// returns 5000 when the topic has no such group.
+func (m *Machine) resolveGroup(env Envelope, stream, topic, group Identifier) (*Topic, *ConsumerGroup, Code) {
+	t, code := m.resolveGroupTopic(env, stream, topic)
+	if code != CodeOK {
+		return nil, nil, code
+	}
+	g := t.Group(group)
+	if g == nil {
+		return nil, nil, CodeConsumerGroupIDNotFound
+	}
+	return t, g, CodeOK
+}
+
 func envelopeClient(env Envelope) ClientID { return ClientID{Lo: env.ClientLo, Hi: env.ClientHi} }
 
 func (m *Machine) createConsumerGroup(env Envelope, o *CreateConsumerGroup) ([]byte, Code) {
@@ -57,13 +74,9 @@ func (m *Machine) createConsumerGroup(env Envelope, o *CreateConsumerGroup) ([]b
 }
 
 func (m *Machine) deleteConsumerGroup(env Envelope, o *DeleteConsumerGroup) Code {
-	t, code := m.resolveGroupTopic(env, o.Stream, o.Topic)
+	t, g, code := m.resolveGroup(env, o.Stream, o.Topic, o.Group)
 	if code != CodeOK {
 		return code
-	}
-	g := t.Group(o.Group)
-	if g == nil {
-		return CodeConsumerGroupIDNotFound
 	}
 	for i := range t.groups {
 		if t.groups[i] == g {
@@ -76,13 +89,9 @@ func (m *Machine) deleteConsumerGroup(env Envelope, o *DeleteConsumerGroup) Code
 }
 
 func (m *Machine) joinConsumerGroup(env Envelope, timestamp uint64, o *JoinConsumerGroup) Code {
-	t, code := m.resolveGroupTopic(env, o.Stream, o.Topic)
+	t, g, code := m.resolveGroup(env, o.Stream, o.Topic, o.Group)
 	if code != CodeOK {
 		return code
-	}
-	g := t.Group(o.Group)
-	if g == nil {
-		return CodeConsumerGroupIDNotFound
 	}
 	client := envelopeClient(env)
 	if g.Member(client) != nil {
@@ -97,13 +106,9 @@ func (m *Machine) joinConsumerGroup(env Envelope, timestamp uint64, o *JoinConsu
 }
 
 func (m *Machine) leaveConsumerGroup(env Envelope, o *LeaveConsumerGroup) Code {
-	t, code := m.resolveGroupTopic(env, o.Stream, o.Topic)
+	t, g, code := m.resolveGroup(env, o.Stream, o.Topic, o.Group)
 	if code != CodeOK {
 		return code
-	}
-	g := t.Group(o.Group)
-	if g == nil {
-		return CodeConsumerGroupIDNotFound
 	}
 	if !g.removeMember(envelopeClient(env)) {
 		return CodeConsumerGroupMemberNotFound
@@ -287,7 +292,7 @@ func (g *ConsumerGroup) rebalanceCooperative(ids []uint32, inFlight []uint32, ti
 	}
 	for i, p := range excess {
 		source, target := sources[i], targets[i%len(targets)]
-		if containsU32(inFlight, p) {
+		if slices.Contains(inFlight, p) {
 			g.handOffs = append(g.handOffs, HandOff{PartitionID: p, From: source.Slot, To: target.Slot, SinceMicros: timestamp})
 			continue
 		}

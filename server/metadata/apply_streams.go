@@ -11,6 +11,19 @@ func (m *Machine) findStream(id Identifier) *Stream {
 	return m.streams[sid]
 }
 
+// managedStream resolves a stream the envelope's user may manage, or
+// returns 1009 / 1 (unauthorized), checked in that order.
+func (m *Machine) managedStream(env Envelope, id Identifier) (*Stream, Code) {
+	s := m.findStream(id)
+	if s == nil {
+		return nil, CodeStreamIDNotFound
+	}
+	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageStream(s.ID) }) {
+		return nil, CodeUnauthorized
+	}
+	return s, CodeOK
+}
+
 func (m *Machine) createStream(env Envelope, timestamp uint64, o *CreateStream) ([]byte, Code) {
 	if !m.allowed(env.UserID, (*Permissions).CanCreateStream) {
 		return nil, CodeUnauthorized
@@ -31,12 +44,9 @@ func (m *Machine) createStream(env Envelope, timestamp uint64, o *CreateStream) 
 }
 
 func (m *Machine) updateStream(env Envelope, o *UpdateStream) Code {
-	s := m.findStream(o.Stream)
-	if s == nil {
-		return CodeStreamIDNotFound
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageStream(s.ID) }) {
-		return CodeUnauthorized
+	s, code := m.managedStream(env, o.Stream)
+	if code != CodeOK {
+		return code
 	}
 	if other, taken := m.streamNames[o.Name]; taken && other != s.ID {
 		return CodeStreamNameAlreadyExists
@@ -48,12 +58,9 @@ func (m *Machine) updateStream(env Envelope, o *UpdateStream) Code {
 }
 
 func (m *Machine) deleteStream(env Envelope, o *DeleteStream) Code {
-	s := m.findStream(o.Stream)
-	if s == nil {
-		return CodeStreamIDNotFound
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageStream(s.ID) }) {
-		return CodeUnauthorized
+	s, code := m.managedStream(env, o.Stream)
+	if code != CodeOK {
+		return code
 	}
 	for _, t := range s.Topics() {
 		m.emit(Effect{Kind: EffectTopicDeleted, StreamID: s.ID, TopicID: t.ID, PartitionIDs: t.partitionIDs()})
@@ -65,12 +72,9 @@ func (m *Machine) deleteStream(env Envelope, o *DeleteStream) Code {
 }
 
 func (m *Machine) purgeStream(env Envelope, o *PurgeStream) Code {
-	s := m.findStream(o.Stream)
-	if s == nil {
-		return CodeStreamIDNotFound
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageStream(s.ID) }) {
-		return CodeUnauthorized
+	s, code := m.managedStream(env, o.Stream)
+	if code != CodeOK {
+		return code
 	}
 	for _, t := range s.Topics() {
 		m.emit(Effect{Kind: EffectTopicPurged, StreamID: s.ID, TopicID: t.ID, PartitionIDs: t.partitionIDs()})

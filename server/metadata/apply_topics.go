@@ -24,6 +24,19 @@ func (m *Machine) resolveTopic(stream, topic Identifier) (*Stream, *Topic, Code)
 	return s, t, CodeOK
 }
 
+// managedTopic resolves a topic the envelope's user may manage, or returns
+// 1009 / 2010 / 1 (unauthorized), checked in that order.
+func (m *Machine) managedTopic(env Envelope, stream, topic Identifier) (*Stream, *Topic, Code) {
+	s, t, code := m.resolveTopic(stream, topic)
+	if code != CodeOK {
+		return nil, nil, code
+	}
+	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
+		return nil, nil, CodeUnauthorized
+	}
+	return s, t, CodeOK
+}
+
 func validCompression(c uint8) bool { return c == CompressionNone || c == CompressionGzip }
 
 // validTopicOptions checks the resolved options Apply can verify from the
@@ -96,12 +109,9 @@ func (m *Machine) createTopic(env Envelope, timestamp uint64, o *CreateTopic) ([
 }
 
 func (m *Machine) updateTopic(env Envelope, o *UpdateTopic) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	if other, taken := s.topicNames[o.Name]; taken && other != t.ID {
 		return CodeTopicNameAlreadyExists
@@ -134,12 +144,9 @@ func (m *Machine) updateTopic(env Envelope, o *UpdateTopic) Code {
 }
 
 func (m *Machine) deleteTopic(env Envelope, o *DeleteTopic) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	m.emit(Effect{Kind: EffectTopicDeleted, StreamID: s.ID, TopicID: t.ID, PartitionIDs: t.partitionIDs()})
 	delete(s.topicNames, t.Name)
@@ -148,24 +155,18 @@ func (m *Machine) deleteTopic(env Envelope, o *DeleteTopic) Code {
 }
 
 func (m *Machine) purgeTopic(env Envelope, o *PurgeTopic) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	m.emit(Effect{Kind: EffectTopicPurged, StreamID: s.ID, TopicID: t.ID, PartitionIDs: t.partitionIDs()})
 	return CodeOK
 }
 
 func (m *Machine) createPartitions(env Envelope, timestamp uint64, o *CreatePartitions) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	if o.Count == 0 {
 		return CodeInvalidPartitionsCount
@@ -196,12 +197,9 @@ func (m *Machine) createPartitions(env Envelope, timestamp uint64, o *CreatePart
 }
 
 func (m *Machine) deletePartitions(env Envelope, o *DeletePartitions) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	if o.Count > partitionsPerRequestMax {
 		return CodeTooManyPartitions
@@ -221,12 +219,9 @@ func (m *Machine) deletePartitions(env Envelope, o *DeletePartitions) Code {
 }
 
 func (m *Machine) deleteSegments(env Envelope, o *DeleteSegments) Code {
-	s, t, code := m.resolveTopic(o.Stream, o.Topic)
+	s, t, code := m.managedTopic(env, o.Stream, o.Topic)
 	if code != CodeOK {
 		return code
-	}
-	if !m.allowed(env.UserID, func(p *Permissions) bool { return p.CanManageTopic(s.ID, t.ID) }) {
-		return CodeUnauthorized
 	}
 	if !t.HasPartition(o.PartitionID) {
 		return CodePartitionNotFound

@@ -1,5 +1,7 @@
 package metadata
 
+import "github.com/stratabroker/strata/net/wire/statecodec"
+
 func (m *Machine) findUser(id Identifier) *User {
 	if id.Numeric {
 		return m.users[id.ID]
@@ -22,6 +24,20 @@ func normalizeStatus(status uint8) uint8 {
 		return UserStatusInactive
 	}
 	return UserStatusActive
+}
+
+// managedUser resolves the target of an operation that needs the
+// manage-users permission, or returns 41 (unauthorized) / 20, checked in
+// that order.
+func (m *Machine) managedUser(env Envelope, id Identifier) (*User, Code) {
+	if !m.allowed(env.UserID, (*Permissions).CanManageUsers) {
+		return nil, CodeUnauthorized
+	}
+	u := m.findUser(id)
+	if u == nil {
+		return nil, CodeResourceNotFound
+	}
+	return u, CodeOK
 }
 
 func (m *Machine) createUser(env Envelope, timestamp uint64, o *CreateUser) ([]byte, Code) {
@@ -53,12 +69,9 @@ func (m *Machine) createUser(env Envelope, timestamp uint64, o *CreateUser) ([]b
 }
 
 func (m *Machine) updateUser(env Envelope, o *UpdateUser) Code {
-	if !m.allowed(env.UserID, (*Permissions).CanManageUsers) {
-		return CodeUnauthorized
-	}
-	u := m.findUser(o.User)
-	if u == nil {
-		return CodeResourceNotFound
+	u, code := m.managedUser(env, o.User)
+	if code != CodeOK {
+		return code
 	}
 	if o.SetUsername {
 		if !validUsername(o.Username) {
@@ -67,8 +80,6 @@ func (m *Machine) updateUser(env Envelope, o *UpdateUser) Code {
 		if other, taken := m.userNames[o.Username]; taken && other != u.ID {
 			return CodeUserAlreadyExists
 		}
-	}
-	if o.SetUsername {
 		delete(m.userNames, u.Username)
 		u.Username = o.Username
 		m.userNames[u.Username] = u.ID
@@ -80,12 +91,9 @@ func (m *Machine) updateUser(env Envelope, o *UpdateUser) Code {
 }
 
 func (m *Machine) deleteUser(env Envelope, o *DeleteUser) Code {
-	if !m.allowed(env.UserID, (*Permissions).CanManageUsers) {
-		return CodeUnauthorized
-	}
-	u := m.findUser(o.User)
-	if u == nil {
-		return CodeResourceNotFound
+	u, code := m.managedUser(env, o.User)
+	if code != CodeOK {
+		return code
 	}
 	if u.ID == RootUserID {
 		return CodeCannotDeleteUser
@@ -115,12 +123,9 @@ func (m *Machine) changePassword(env Envelope, o *ChangePassword) Code {
 }
 
 func (m *Machine) updatePermissions(env Envelope, o *UpdatePermissions) Code {
-	if !m.allowed(env.UserID, (*Permissions).CanManageUsers) {
-		return CodeUnauthorized
-	}
-	u := m.findUser(o.User)
-	if u == nil {
-		return CodeResourceNotFound
+	u, code := m.managedUser(env, o.User)
+	if code != CodeOK {
+		return code
 	}
 	if u.ID == RootUserID {
 		return CodeCannotChangePermissions
@@ -165,7 +170,7 @@ func (m *Machine) createToken(env Envelope, timestamp uint64, o *CreatePersonalA
 	}
 	u.Tokens = append(u.Tokens, Token{Name: o.Name, Hash: o.TokenHash, CreatedAt: timestamp, ExpiryAt: at})
 	m.tokenHashes[o.TokenHash] = u.ID
-	return appendName(nil, o.Name), CodeOK
+	return statecodec.AppendName(nil, o.Name), CodeOK
 }
 
 func (m *Machine) deleteToken(env Envelope, o *DeletePersonalAccessToken) Code {

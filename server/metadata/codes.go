@@ -1,5 +1,10 @@
 package metadata
 
+import (
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/net/wire/statecodec"
+)
+
 // Code is a protocol error code (PROTOCOL.md §8) returned as the committed
 // result of an operation. CodeOK (0) means success.
 type Code uint32
@@ -34,39 +39,32 @@ const (
 	CodeInvalidOptionValue        Code = 4042
 )
 
-// resultOK is the result section of a success with no payload (§4.9).
-var resultOK = []byte{0, 0, 0, 0}
-
 // okReply returns a success reply: [0u32] followed by payload.
 func okReply(payload []byte) []byte {
-	out := make([]byte, 0, 4+len(payload))
-	out = append(out, resultOK...)
+	out := wire.AppendResultOK(make([]byte, 0, wire.ResultOKSize+len(payload)))
 	return append(out, payload...)
 }
 
 // rejectReply returns the 12-byte committed rejection [1][0][code] (§4.9).
 func rejectReply(code Code) []byte {
-	out := make([]byte, 0, 12)
-	out = appendU32(out, 1)
-	out = appendU32(out, 0)
-	return appendU32(out, uint32(code))
+	return wire.AppendResultError(make([]byte, 0, wire.ResultErrorSize), wire.ErrorCode(code))
 }
 
 // ReplyCode reports the result code of a reply Apply returned: CodeOK for a
 // success, else the committed error code. ok is false when reply is not a
 // result-framed body.
 func ReplyCode(reply []byte) (code Code, ok bool) {
-	d := decoder{buf: reply}
-	count := d.u32()
-	if d.err != nil {
+	d := statecodec.NewDecoder(reply, ErrMalformed)
+	count := d.U32()
+	if d.Err() != nil {
 		return 0, false
 	}
 	if count == 0 {
 		return CodeOK, true
 	}
-	_ = d.u32()
-	c := d.u32()
-	if d.err != nil || count != 1 || d.remaining() != 0 {
+	_ = d.U32()
+	c := d.U32()
+	if d.Err() != nil || count != 1 || d.Remaining() != 0 {
 		return 0, false
 	}
 	return Code(c), true

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 
+	"github.com/stratabroker/strata/net/wire/statecodec"
 	"github.com/zeebo/xxh3"
 )
 
@@ -90,11 +91,11 @@ func FuzzRestore(f *testing.F) {
 	f.Add(checkpointSeed())
 	f.Add([]byte("STMD"))
 	populated := checkpointSeed()
-	f.Add(populated[checkpointHeader : len(populated)-checkpointTrailer])
+	f.Add(populated[statecodec.CheckpointHeaderSize : len(populated)-statecodec.CheckpointTrailerSize])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// data is tried as a whole checkpoint and as a body sealed with a
 		// valid header and checksum, so the fuzzer reaches the decoder.
-		header := New().Checkpoint()[:checkpointHeader]
+		header := New().Checkpoint()[:statecodec.CheckpointHeaderSize]
 		sealed := append(append([]byte(nil), header...), data...)
 		sealed = binary.LittleEndian.AppendUint64(sealed, xxh3.Hash(sealed))
 		for _, candidate := range [][]byte{data, sealed} {
@@ -187,7 +188,7 @@ func TestSeedCorpus(t *testing.T) {
 	want[filepath.Join("FuzzRestore", "empty")] = corpusEntry(New().Checkpoint())
 	want[filepath.Join("FuzzRestore", "populated")] = corpusEntry(checkpointSeed())
 	populated := checkpointSeed()
-	want[filepath.Join("FuzzRestore", "populated_body")] = corpusEntry(populated[checkpointHeader : len(populated)-checkpointTrailer])
+	want[filepath.Join("FuzzRestore", "populated_body")] = corpusEntry(populated[statecodec.CheckpointHeaderSize : len(populated)-statecodec.CheckpointTrailerSize])
 	want[filepath.Join("FuzzDecodePermissions", "scoped")] = corpusEntry(seedOps()[11].(*CreateUser).Permissions.Encode(nil))
 	for name, content := range want {
 		path := filepath.Join("testdata", "fuzz", name)

@@ -1,6 +1,9 @@
 package metadata
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // ClientID is a protocol client id (the u128 of the request header), the
 // identity of a consumer-group member (PROTOCOL.md §7).
@@ -128,7 +131,7 @@ func (g *ConsumerGroup) Sync(client ClientID) (generation uint64, partitions []u
 // (the group offset write fence, §7).
 func (g *ConsumerGroup) Owns(client ClientID, partition uint32) bool {
 	m := g.Member(client)
-	return m != nil && containsU32(m.Partitions, partition)
+	return m != nil && slices.Contains(m.Partitions, partition)
 }
 
 // MayPoll reports whether client may poll partition now: owned and not
@@ -194,15 +197,6 @@ func (m *Machine) PendingHandOffs() []PendingHandOff {
 		}
 	}
 	return out
-}
-
-func containsU32(list []uint32, v uint32) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func removeU32(list []uint32, v uint32) []uint32 {

@@ -3,6 +3,8 @@ package metadata
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stratabroker/strata/net/wire/statecodec"
 )
 
 // errGroupState reports consumer-group state that breaks an invariant.
@@ -10,25 +12,25 @@ var errGroupState = errors.New("consumer group state invalid")
 
 // appendGroupsState appends t's group state to a checkpoint (version 2).
 func appendGroupsState(out []byte, t *Topic) []byte {
-	out = appendU32(out, t.nextGroupID)
-	out = appendU32(out, uint32(len(t.groups)))
+	out = statecodec.AppendU32(out, t.nextGroupID)
+	out = statecodec.AppendU32(out, uint32(len(t.groups)))
 	for _, g := range t.groups {
-		out = appendU32(out, g.ID)
-		out = appendName(out, g.Name)
-		out = appendU64(out, g.Generation)
-		out = appendU32(out, uint32(len(g.members)))
+		out = statecodec.AppendU32(out, g.ID)
+		out = statecodec.AppendName(out, g.Name)
+		out = statecodec.AppendU64(out, g.Generation)
+		out = statecodec.AppendU32(out, uint32(len(g.members)))
 		for _, m := range g.members {
-			out = appendU32(out, m.Slot)
-			out = appendU64(appendU64(out, m.Client.Lo), m.Client.Hi)
-			out = appendU32(out, uint32(len(m.Partitions)))
+			out = statecodec.AppendU32(out, m.Slot)
+			out = statecodec.AppendU64(statecodec.AppendU64(out, m.Client.Lo), m.Client.Hi)
+			out = statecodec.AppendU32(out, uint32(len(m.Partitions)))
 			for _, p := range m.Partitions {
-				out = appendU32(out, p)
+				out = statecodec.AppendU32(out, p)
 			}
 		}
-		out = appendU32(out, uint32(len(g.handOffs)))
+		out = statecodec.AppendU32(out, uint32(len(g.handOffs)))
 		for _, h := range g.handOffs {
-			out = appendU32(appendU32(appendU32(out, h.PartitionID), h.From), h.To)
-			out = appendU64(out, h.SinceMicros)
+			out = statecodec.AppendU32(statecodec.AppendU32(statecodec.AppendU32(out, h.PartitionID), h.From), h.To)
+			out = statecodec.AppendU64(out, h.SinceMicros)
 		}
 	}
 	return out
@@ -36,33 +38,33 @@ func appendGroupsState(out []byte, t *Topic) []byte {
 
 // decodeGroupsState reads what appendGroupsState wrote into t and checks
 // it.
-func decodeGroupsState(d *decoder, t *Topic) error {
-	t.nextGroupID = d.u32()
-	n := d.count(4 + 2 + 8 + 4 + 4)
+func decodeGroupsState(d *statecodec.Decoder, t *Topic) error {
+	t.nextGroupID = d.U32()
+	n := d.Count(4 + 2 + 8 + 4 + 4)
 	if n > groupsPerTopicMax {
 		return corrupt(d, "group count")
 	}
-	for i := 0; i < n && d.err == nil; i++ {
-		g := &ConsumerGroup{ID: d.u32(), Name: d.name(), Generation: d.u64()}
-		members := d.count(4 + 16 + 4)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		g := &ConsumerGroup{ID: d.U32(), Name: d.Name(), Generation: d.U64()}
+		members := d.Count(4 + 16 + 4)
 		if members > membersPerGroupMax {
 			return corrupt(d, "member count")
 		}
-		for j := 0; j < members && d.err == nil; j++ {
-			m := &Member{Slot: d.u32(), Client: ClientID{Lo: d.u64(), Hi: d.u64()}}
-			partitions := d.count(4)
-			for k := 0; k < partitions && d.err == nil; k++ {
-				m.Partitions = append(m.Partitions, d.u32())
+		for j := 0; j < members && d.Err() == nil; j++ {
+			m := &Member{Slot: d.U32(), Client: ClientID{Lo: d.U64(), Hi: d.U64()}}
+			partitions := d.Count(4)
+			for k := 0; k < partitions && d.Err() == nil; k++ {
+				m.Partitions = append(m.Partitions, d.U32())
 			}
 			g.members = append(g.members, m)
 		}
-		handOffs := d.count(4 + 4 + 4 + 8)
-		for j := 0; j < handOffs && d.err == nil; j++ {
-			g.handOffs = append(g.handOffs, HandOff{PartitionID: d.u32(), From: d.u32(), To: d.u32(), SinceMicros: d.u64()})
+		handOffs := d.Count(4 + 4 + 4 + 8)
+		for j := 0; j < handOffs && d.Err() == nil; j++ {
+			g.handOffs = append(g.handOffs, HandOff{PartitionID: d.U32(), From: d.U32(), To: d.U32(), SinceMicros: d.U64()})
 		}
 		t.groups = append(t.groups, g)
 	}
-	if d.err != nil {
+	if d.Err() != nil {
 		return corrupt(d, "groups")
 	}
 	if err := t.groupsError(); err != nil {

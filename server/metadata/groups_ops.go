@@ -1,5 +1,7 @@
 package metadata
 
+import "github.com/stratabroker/strata/net/wire/statecodec"
+
 // Internal operation bytes of §3.1 (replica-plane only: a client sending
 // them is evicted before they reach the machine). The server issues them
 // under RootUserID.
@@ -23,12 +25,12 @@ type CreateConsumerGroup struct {
 
 func (*CreateConsumerGroup) Operation() uint8 { return OperationCreateConsumerGroup }
 func (o *CreateConsumerGroup) appendFields(dst []byte) []byte {
-	return appendName(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Name)
+	return statecodec.AppendName(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Name)
 }
-func (o *CreateConsumerGroup) decodeFields(d *decoder) {
+func (o *CreateConsumerGroup) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
-	o.Name = d.name()
+	o.Name = d.Name()
 }
 
 // DeleteConsumerGroup deletes a group and, through an effect, its offsets
@@ -43,7 +45,7 @@ func (*DeleteConsumerGroup) Operation() uint8 { return OperationDeleteConsumerGr
 func (o *DeleteConsumerGroup) appendFields(dst []byte) []byte {
 	return appendIdentifier(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Group)
 }
-func (o *DeleteConsumerGroup) decodeFields(d *decoder) {
+func (o *DeleteConsumerGroup) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
 	o.Group = decodeIdentifier(d)
@@ -63,24 +65,24 @@ type JoinConsumerGroup struct {
 func (*JoinConsumerGroup) Operation() uint8 { return OperationJoinConsumerGroup }
 func (o *JoinConsumerGroup) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Group)
-	dst = appendU32(dst, uint32(len(o.InFlight)))
+	dst = statecodec.AppendU32(dst, uint32(len(o.InFlight)))
 	for _, p := range o.InFlight {
-		dst = appendU32(dst, p)
+		dst = statecodec.AppendU32(dst, p)
 	}
 	return dst
 }
-func (o *JoinConsumerGroup) decodeFields(d *decoder) {
+func (o *JoinConsumerGroup) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
 	o.Group = decodeIdentifier(d)
-	n := d.count(4)
+	n := d.Count(4)
 	if n > inFlightMax {
-		d.fail(ErrMalformed)
+		d.Fail(ErrMalformed)
 		return
 	}
 	o.InFlight = nil
-	for i := 0; i < n && d.err == nil; i++ {
-		o.InFlight = append(o.InFlight, d.u32())
+	for i := 0; i < n && d.Err() == nil; i++ {
+		o.InFlight = append(o.InFlight, d.U32())
 	}
 }
 
@@ -95,7 +97,7 @@ func (*LeaveConsumerGroup) Operation() uint8 { return OperationLeaveConsumerGrou
 func (o *LeaveConsumerGroup) appendFields(dst []byte) []byte {
 	return appendIdentifier(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Group)
 }
-func (o *LeaveConsumerGroup) decodeFields(d *decoder) {
+func (o *LeaveConsumerGroup) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
 	o.Group = decodeIdentifier(d)
@@ -110,10 +112,10 @@ type RemoveConsumerGroupMember struct {
 
 func (*RemoveConsumerGroupMember) Operation() uint8 { return OperationRemoveConsumerGroupMember }
 func (o *RemoveConsumerGroupMember) appendFields(dst []byte) []byte {
-	return appendU64(appendU64(dst, o.Client.Lo), o.Client.Hi)
+	return statecodec.AppendU64(statecodec.AppendU64(dst, o.Client.Lo), o.Client.Hi)
 }
-func (o *RemoveConsumerGroupMember) decodeFields(d *decoder) {
-	o.Client = ClientID{Lo: d.u64(), Hi: d.u64()}
+func (o *RemoveConsumerGroupMember) decodeFields(d *statecodec.Decoder) {
+	o.Client = ClientID{Lo: d.U64(), Hi: d.U64()}
 }
 
 // CompleteConsumerGroupHandOff moves a partition pending hand-off to its
@@ -127,9 +129,9 @@ func (*CompleteConsumerGroupHandOff) Operation() uint8 {
 	return OperationCompleteConsumerGroupHandOff
 }
 func (o *CompleteConsumerGroupHandOff) appendFields(dst []byte) []byte {
-	dst = appendU32(appendU32(dst, o.StreamID), o.TopicID)
-	return appendU32(appendU32(dst, o.GroupID), o.PartitionID)
+	dst = statecodec.AppendU32(statecodec.AppendU32(dst, o.StreamID), o.TopicID)
+	return statecodec.AppendU32(statecodec.AppendU32(dst, o.GroupID), o.PartitionID)
 }
-func (o *CompleteConsumerGroupHandOff) decodeFields(d *decoder) {
-	o.StreamID, o.TopicID, o.GroupID, o.PartitionID = d.u32(), d.u32(), d.u32(), d.u32()
+func (o *CompleteConsumerGroupHandOff) decodeFields(d *statecodec.Decoder) {
+	o.StreamID, o.TopicID, o.GroupID, o.PartitionID = d.U32(), d.U32(), d.U32(), d.U32()
 }

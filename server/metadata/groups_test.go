@@ -7,6 +7,7 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 
+	"github.com/stratabroker/strata/net/wire/statecodec"
 	"github.com/zeebo/xxh3"
 )
 
@@ -316,6 +317,6 @@ func TestCheckpointKeepsGroups(t *testing.T) {
 
 // resum rewrites the trailing checksum of a checkpoint.
 func resum(data []byte) []byte {
-	body := data[:len(data)-checkpointTrailer]
+	body := data[:len(data)-statecodec.CheckpointTrailerSize]
 	return binary.LittleEndian.AppendUint64(append([]byte(nil), body...), xxh3.Hash(body))
 }

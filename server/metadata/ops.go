@@ -1,5 +1,10 @@
 package metadata
 
+import (
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/net/wire/statecodec"
+)
+
 // Operation bytes of PROTOCOL.md §3.1 applied by the metadata machine.
 const (
 	OperationCreateStream              uint8 = 128
@@ -52,51 +57,34 @@ const (
 func appendIdentifier(dst []byte, id Identifier) []byte {
 	if id.Numeric {
 		dst = append(dst, identifierNumeric, 4)
-		return appendU32(dst, id.ID)
+		return statecodec.AppendU32(dst, id.ID)
 	}
 	dst = append(dst, identifierString)
-	return appendName(dst, id.Name)
+	return statecodec.AppendName(dst, id.Name)
 }
 
-func decodeIdentifier(d *decoder) Identifier {
-	switch d.u8() {
+func decodeIdentifier(d *statecodec.Decoder) Identifier {
+	switch d.U8() {
 	case identifierNumeric:
-		if d.u8() != 4 {
-			d.fail(ErrMalformed)
+		if d.U8() != 4 {
+			d.Fail(ErrMalformed)
 			return Identifier{}
 		}
-		return Identifier{Numeric: true, ID: d.u32()}
+		return Identifier{Numeric: true, ID: d.U32()}
 	case identifierString:
-		return Identifier{Name: d.name()}
+		return Identifier{Name: d.Name()}
 	default:
-		d.fail(ErrMalformed)
+		d.Fail(ErrMalformed)
 		return Identifier{}
 	}
 }
 
-// Envelope is the prefix of every operation body: who asked, from which
-// client session, with which request number. UserID drives the permission
-// checks inside Apply.
-type Envelope struct {
-	UserID   uint32
-	ClientLo uint64
-	ClientHi uint64
-	Request  uint64
-}
+// Envelope is the prefix of every operation body (net/wire/statecodec's,
+// shared with the partition machine).
+type Envelope = statecodec.Envelope
 
 // EnvelopeSize is the encoded size of an Envelope.
-const EnvelopeSize = 4 + 8 + 8 + 8
-
-func (e Envelope) appendTo(dst []byte) []byte {
-	dst = appendU32(dst, e.UserID)
-	dst = appendU64(dst, e.ClientLo)
-	dst = appendU64(dst, e.ClientHi)
-	return appendU64(dst, e.Request)
-}
-
-func decodeEnvelope(d *decoder) Envelope {
-	return Envelope{UserID: d.u32(), ClientLo: d.u64(), ClientHi: d.u64(), Request: d.u64()}
-}
+const EnvelopeSize = statecodec.EnvelopeSize
 
 // Op is one metadata operation's fields. The server builds one from a
 // decoded request, after doing every non-deterministic step (hashing,
@@ -105,7 +93,7 @@ type Op interface {
 	// Operation returns the §3.1 operation byte.
 	Operation() uint8
 	appendFields(dst []byte) []byte
-	decodeFields(d *decoder)
+	decodeFields(d *statecodec.Decoder)
 }
 
 // EncodeOp returns the operation body: the envelope followed by op's
@@ -113,7 +101,7 @@ type Op interface {
 // name is a caller bug.
 func EncodeOp(env Envelope, op Op) []byte {
 	dst := make([]byte, 0, 64)
-	dst = env.appendTo(dst)
+	dst = env.AppendTo(dst)
 	return op.appendFields(dst)
 }
 
@@ -182,10 +170,10 @@ func DecodeOp(operation uint8, body []byte) (Envelope, Op, error) {
 	if op == nil {
 		return Envelope{}, nil, ErrUnknownOperation
 	}
-	d := decoder{buf: body}
-	env := decodeEnvelope(&d)
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
 	op.decodeFields(&d)
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return Envelope{}, nil, err
 	}
 	return env, op, nil
@@ -198,9 +186,9 @@ type CreateStream struct {
 
 func (*CreateStream) Operation() uint8 { return OperationCreateStream }
 func (o *CreateStream) appendFields(dst []byte) []byte {
-	return appendName(dst, o.Name)
+	return statecodec.AppendName(dst, o.Name)
 }
-func (o *CreateStream) decodeFields(d *decoder) { o.Name = d.name() }
+func (o *CreateStream) decodeFields(d *statecodec.Decoder) { o.Name = d.Name() }
 
 // UpdateStream renames a stream.
 type UpdateStream struct {
@@ -210,11 +198,11 @@ type UpdateStream struct {
 
 func (*UpdateStream) Operation() uint8 { return OperationUpdateStream }
 func (o *UpdateStream) appendFields(dst []byte) []byte {
-	return appendName(appendIdentifier(dst, o.Stream), o.Name)
+	return statecodec.AppendName(appendIdentifier(dst, o.Stream), o.Name)
 }
-func (o *UpdateStream) decodeFields(d *decoder) {
+func (o *UpdateStream) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
-	o.Name = d.name()
+	o.Name = d.Name()
 }
 
 // DeleteStream deletes a stream with its topics.
@@ -222,18 +210,18 @@ type DeleteStream struct {
 	Stream Identifier
 }
 
-func (*DeleteStream) Operation() uint8                 { return OperationDeleteStream }
-func (o *DeleteStream) appendFields(dst []byte) []byte { return appendIdentifier(dst, o.Stream) }
-func (o *DeleteStream) decodeFields(d *decoder)        { o.Stream = decodeIdentifier(d) }
+func (*DeleteStream) Operation() uint8                     { return OperationDeleteStream }
+func (o *DeleteStream) appendFields(dst []byte) []byte     { return appendIdentifier(dst, o.Stream) }
+func (o *DeleteStream) decodeFields(d *statecodec.Decoder) { o.Stream = decodeIdentifier(d) }
 
 // PurgeStream empties every partition of every topic of a stream.
 type PurgeStream struct {
 	Stream Identifier
 }
 
-func (*PurgeStream) Operation() uint8                 { return OperationPurgeStream }
-func (o *PurgeStream) appendFields(dst []byte) []byte { return appendIdentifier(dst, o.Stream) }
-func (o *PurgeStream) decodeFields(d *decoder)        { o.Stream = decodeIdentifier(d) }
+func (*PurgeStream) Operation() uint8                     { return OperationPurgeStream }
+func (o *PurgeStream) appendFields(dst []byte) []byte     { return appendIdentifier(dst, o.Stream) }
+func (o *PurgeStream) decodeFields(d *statecodec.Decoder) { o.Stream = decodeIdentifier(d) }
 
 // TopicOptions are a topic's resolved option values (§4.8 plus Strata's
 // durability settings). The server resolves defaults before sequencing.
@@ -254,33 +242,33 @@ type TopicOptions struct {
 }
 
 func (t *TopicOptions) appendTo(dst []byte) []byte {
-	dst = appendU64(dst, t.MessageExpiryMicros)
-	dst = appendU8(dst, t.CompressionAlgorithm)
-	dst = appendU64(dst, t.MaxTopicSizeBytes)
-	dst = appendU64(dst, t.SegmentSizeBytes)
-	dst = appendFlag(dst, t.EnforceFsync)
-	dst = appendU32(dst, t.MessagesRequiredToSave)
-	dst = appendU64(dst, t.SizeOfMessagesRequiredToSaveBytes)
-	dst = appendFlag(dst, t.PreallocateSegments)
-	dst = appendU8(dst, t.Durability)
-	return appendU8(dst, t.ConsumerOffsetDurability)
+	dst = statecodec.AppendU64(dst, t.MessageExpiryMicros)
+	dst = append(dst, t.CompressionAlgorithm)
+	dst = statecodec.AppendU64(dst, t.MaxTopicSizeBytes)
+	dst = statecodec.AppendU64(dst, t.SegmentSizeBytes)
+	dst = statecodec.AppendFlag(dst, t.EnforceFsync)
+	dst = statecodec.AppendU32(dst, t.MessagesRequiredToSave)
+	dst = statecodec.AppendU64(dst, t.SizeOfMessagesRequiredToSaveBytes)
+	dst = statecodec.AppendFlag(dst, t.PreallocateSegments)
+	dst = append(dst, t.Durability)
+	return append(dst, t.ConsumerOffsetDurability)
 }
 
-func decodeTopicOptions(d *decoder) TopicOptions {
+func decodeTopicOptions(d *statecodec.Decoder) TopicOptions {
 	t := TopicOptions{
-		MessageExpiryMicros:               d.u64(),
-		CompressionAlgorithm:              d.u8(),
-		MaxTopicSizeBytes:                 d.u64(),
-		SegmentSizeBytes:                  d.u64(),
-		EnforceFsync:                      d.flag(),
-		MessagesRequiredToSave:            d.u32(),
-		SizeOfMessagesRequiredToSaveBytes: d.u64(),
-		PreallocateSegments:               d.flag(),
-		Durability:                        d.u8(),
-		ConsumerOffsetDurability:          d.u8(),
+		MessageExpiryMicros:               d.U64(),
+		CompressionAlgorithm:              d.U8(),
+		MaxTopicSizeBytes:                 d.U64(),
+		SegmentSizeBytes:                  d.U64(),
+		EnforceFsync:                      d.Flag(),
+		MessagesRequiredToSave:            d.U32(),
+		SizeOfMessagesRequiredToSaveBytes: d.U64(),
+		PreallocateSegments:               d.Flag(),
+		Durability:                        d.U8(),
+		ConsumerOffsetDurability:          d.U8(),
 	}
 	if !validDurability(t.Durability) || !validDurability(t.ConsumerOffsetDurability) {
-		d.fail(ErrMalformed)
+		d.Fail(ErrMalformed)
 	}
 	return t
 }
@@ -302,19 +290,19 @@ type CreateTopic struct {
 func (*CreateTopic) Operation() uint8 { return OperationCreateTopic }
 func (o *CreateTopic) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(dst, o.Stream)
-	dst = appendU32(dst, o.PartitionsCount)
-	dst = appendName(dst, o.Name)
+	dst = statecodec.AppendU32(dst, o.PartitionsCount)
+	dst = statecodec.AppendName(dst, o.Name)
 	dst = o.Options.appendTo(dst)
-	dst = appendBlob(dst, o.ExplicitOptions)
-	return appendBlob(dst, o.DerivedOptions)
+	dst = statecodec.AppendBlob(dst, o.ExplicitOptions)
+	return statecodec.AppendBlob(dst, o.DerivedOptions)
 }
-func (o *CreateTopic) decodeFields(d *decoder) {
+func (o *CreateTopic) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
-	o.PartitionsCount = d.u32()
-	o.Name = d.name()
+	o.PartitionsCount = d.U32()
+	o.Name = d.Name()
 	o.Options = decodeTopicOptions(d)
-	o.ExplicitOptions = d.blob(optionsBlockBytesMax)
-	o.DerivedOptions = d.blob(optionsBlockBytesMax)
+	o.ExplicitOptions = d.Blob(optionsBlockBytesMax)
+	o.DerivedOptions = d.Blob(optionsBlockBytesMax)
 }
 
 // UpdateTopic renames a topic and patches the options it carries: a Set
@@ -337,26 +325,26 @@ func (*UpdateTopic) Operation() uint8 { return OperationUpdateTopic }
 func (o *UpdateTopic) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(dst, o.Stream)
 	dst = appendIdentifier(dst, o.Topic)
-	dst = appendName(dst, o.Name)
-	dst = appendFlag(dst, o.SetCompression)
-	dst = appendU8(dst, o.CompressionAlgorithm)
-	dst = appendFlag(dst, o.SetMessageExpiry)
-	dst = appendU64(dst, o.MessageExpiryMicros)
-	dst = appendFlag(dst, o.SetMaxTopicSize)
-	dst = appendU64(dst, o.MaxTopicSizeBytes)
-	return appendBlob(dst, o.Options)
+	dst = statecodec.AppendName(dst, o.Name)
+	dst = statecodec.AppendFlag(dst, o.SetCompression)
+	dst = append(dst, o.CompressionAlgorithm)
+	dst = statecodec.AppendFlag(dst, o.SetMessageExpiry)
+	dst = statecodec.AppendU64(dst, o.MessageExpiryMicros)
+	dst = statecodec.AppendFlag(dst, o.SetMaxTopicSize)
+	dst = statecodec.AppendU64(dst, o.MaxTopicSizeBytes)
+	return statecodec.AppendBlob(dst, o.Options)
 }
-func (o *UpdateTopic) decodeFields(d *decoder) {
+func (o *UpdateTopic) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
-	o.Name = d.name()
-	o.SetCompression = d.flag()
-	o.CompressionAlgorithm = d.u8()
-	o.SetMessageExpiry = d.flag()
-	o.MessageExpiryMicros = d.u64()
-	o.SetMaxTopicSize = d.flag()
-	o.MaxTopicSizeBytes = d.u64()
-	o.Options = d.blob(optionsBlockBytesMax)
+	o.Name = d.Name()
+	o.SetCompression = d.Flag()
+	o.CompressionAlgorithm = d.U8()
+	o.SetMessageExpiry = d.Flag()
+	o.MessageExpiryMicros = d.U64()
+	o.SetMaxTopicSize = d.Flag()
+	o.MaxTopicSizeBytes = d.U64()
+	o.Options = d.Blob(optionsBlockBytesMax)
 }
 
 // DeleteTopic deletes a topic with its partitions.
@@ -369,7 +357,7 @@ func (*DeleteTopic) Operation() uint8 { return OperationDeleteTopic }
 func (o *DeleteTopic) appendFields(dst []byte) []byte {
 	return appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic)
 }
-func (o *DeleteTopic) decodeFields(d *decoder) {
+func (o *DeleteTopic) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
 }
@@ -384,7 +372,7 @@ func (*PurgeTopic) Operation() uint8 { return OperationPurgeTopic }
 func (o *PurgeTopic) appendFields(dst []byte) []byte {
 	return appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic)
 }
-func (o *PurgeTopic) decodeFields(d *decoder) {
+func (o *PurgeTopic) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
 }
@@ -398,12 +386,12 @@ type CreatePartitions struct {
 
 func (*CreatePartitions) Operation() uint8 { return OperationCreatePartitions }
 func (o *CreatePartitions) appendFields(dst []byte) []byte {
-	return appendU32(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Count)
+	return statecodec.AppendU32(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Count)
 }
-func (o *CreatePartitions) decodeFields(d *decoder) {
+func (o *CreatePartitions) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
-	o.Count = d.u32()
+	o.Count = d.U32()
 }
 
 // DeletePartitions removes the Count highest-numbered partitions.
@@ -415,12 +403,12 @@ type DeletePartitions struct {
 
 func (*DeletePartitions) Operation() uint8 { return OperationDeletePartitions }
 func (o *DeletePartitions) appendFields(dst []byte) []byte {
-	return appendU32(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Count)
+	return statecodec.AppendU32(appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic), o.Count)
 }
-func (o *DeletePartitions) decodeFields(d *decoder) {
+func (o *DeletePartitions) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
-	o.Count = d.u32()
+	o.Count = d.U32()
 }
 
 // DeleteSegments asks for the SegmentsCount oldest sealed segments of a
@@ -436,34 +424,33 @@ type DeleteSegments struct {
 func (*DeleteSegments) Operation() uint8 { return OperationDeleteSegments }
 func (o *DeleteSegments) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(appendIdentifier(dst, o.Stream), o.Topic)
-	return appendU32(appendU32(dst, o.PartitionID), o.SegmentsCount)
+	return statecodec.AppendU32(statecodec.AppendU32(dst, o.PartitionID), o.SegmentsCount)
 }
-func (o *DeleteSegments) decodeFields(d *decoder) {
+func (o *DeleteSegments) decodeFields(d *statecodec.Decoder) {
 	o.Stream = decodeIdentifier(d)
 	o.Topic = decodeIdentifier(d)
-	o.PartitionID = d.u32()
-	o.SegmentsCount = d.u32()
+	o.PartitionID = d.U32()
+	o.SegmentsCount = d.U32()
 }
 
+// appendOptionalPermissions appends [1][len u32][permissions], or a single
+// 0 when p is nil: net/wire's embedded request form, which
+// decodeOptionalPermissions reads.
 func appendOptionalPermissions(dst []byte, p *Permissions) []byte {
-	if p == nil {
-		return appendFlag(dst, false)
-	}
-	dst = appendFlag(dst, true)
-	return appendBlob(dst, p.Encode(nil))
+	return wire.AppendOptionalPermissions(dst, (*wire.Permissions)(p))
 }
 
-func decodeOptionalPermissions(d *decoder) *Permissions {
-	if !d.flag() {
+func decodeOptionalPermissions(d *statecodec.Decoder) *Permissions {
+	if !d.Flag() {
 		return nil
 	}
-	b := d.blob(permissionsBytesMax)
-	if d.err != nil {
+	b := d.Blob(permissionsBytesMax)
+	if d.Err() != nil {
 		return nil
 	}
 	p, err := DecodePermissions(b)
 	if err != nil {
-		d.fail(err)
+		d.Fail(err)
 		return nil
 	}
 	return p
@@ -482,18 +469,18 @@ type CreateUser struct {
 
 func (*CreateUser) Operation() uint8 { return OperationCreateUser }
 func (o *CreateUser) appendFields(dst []byte) []byte {
-	dst = appendName(dst, o.Username)
-	dst = appendText(dst, o.PasswordHash)
-	dst = appendU8(dst, o.Status)
+	dst = statecodec.AppendName(dst, o.Username)
+	dst = statecodec.AppendText(dst, o.PasswordHash)
+	dst = append(dst, o.Status)
 	dst = appendOptionalPermissions(dst, o.Permissions)
-	return appendBlob(dst, o.Options)
+	return statecodec.AppendBlob(dst, o.Options)
 }
-func (o *CreateUser) decodeFields(d *decoder) {
-	o.Username = d.name()
-	o.PasswordHash = d.text(hashBytesMax)
-	o.Status = d.u8()
+func (o *CreateUser) decodeFields(d *statecodec.Decoder) {
+	o.Username = d.Name()
+	o.PasswordHash = d.Text(hashBytesMax)
+	o.Status = d.U8()
 	o.Permissions = decodeOptionalPermissions(d)
-	o.Options = d.blob(optionsBlockBytesMax)
+	o.Options = d.Blob(optionsBlockBytesMax)
 }
 
 // UpdateUser renames a user and/or changes its status.
@@ -508,21 +495,21 @@ type UpdateUser struct {
 func (*UpdateUser) Operation() uint8 { return OperationUpdateUser }
 func (o *UpdateUser) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(dst, o.User)
-	dst = appendFlag(dst, o.SetUsername)
+	dst = statecodec.AppendFlag(dst, o.SetUsername)
 	if o.SetUsername {
-		dst = appendName(dst, o.Username)
+		dst = statecodec.AppendName(dst, o.Username)
 	}
-	dst = appendFlag(dst, o.SetStatus)
-	return appendU8(dst, o.Status)
+	dst = statecodec.AppendFlag(dst, o.SetStatus)
+	return append(dst, o.Status)
 }
-func (o *UpdateUser) decodeFields(d *decoder) {
+func (o *UpdateUser) decodeFields(d *statecodec.Decoder) {
 	o.User = decodeIdentifier(d)
-	o.SetUsername = d.flag()
+	o.SetUsername = d.Flag()
 	if o.SetUsername {
-		o.Username = d.name()
+		o.Username = d.Name()
 	}
-	o.SetStatus = d.flag()
-	o.Status = d.u8()
+	o.SetStatus = d.Flag()
+	o.Status = d.U8()
 }
 
 // DeleteUser deletes a user and its personal access tokens.
@@ -530,9 +517,9 @@ type DeleteUser struct {
 	User Identifier
 }
 
-func (*DeleteUser) Operation() uint8                 { return OperationDeleteUser }
-func (o *DeleteUser) appendFields(dst []byte) []byte { return appendIdentifier(dst, o.User) }
-func (o *DeleteUser) decodeFields(d *decoder)        { o.User = decodeIdentifier(d) }
+func (*DeleteUser) Operation() uint8                     { return OperationDeleteUser }
+func (o *DeleteUser) appendFields(dst []byte) []byte     { return appendIdentifier(dst, o.User) }
+func (o *DeleteUser) decodeFields(d *statecodec.Decoder) { o.User = decodeIdentifier(d) }
 
 // ChangePassword replaces a user's password hash. The server verifies the
 // current password against the hash it read before sequencing and puts
@@ -549,13 +536,13 @@ type ChangePassword struct {
 func (*ChangePassword) Operation() uint8 { return OperationChangePassword }
 func (o *ChangePassword) appendFields(dst []byte) []byte {
 	dst = appendIdentifier(dst, o.User)
-	dst = appendText(dst, o.VerifiedHash)
-	return appendText(dst, o.NewPasswordHash)
+	dst = statecodec.AppendText(dst, o.VerifiedHash)
+	return statecodec.AppendText(dst, o.NewPasswordHash)
 }
-func (o *ChangePassword) decodeFields(d *decoder) {
+func (o *ChangePassword) decodeFields(d *statecodec.Decoder) {
 	o.User = decodeIdentifier(d)
-	o.VerifiedHash = d.text(hashBytesMax)
-	o.NewPasswordHash = d.text(hashBytesMax)
+	o.VerifiedHash = d.Text(hashBytesMax)
+	o.NewPasswordHash = d.Text(hashBytesMax)
 }
 
 // UpdatePermissions replaces a user's permissions (nil removes them all).
@@ -568,7 +555,7 @@ func (*UpdatePermissions) Operation() uint8 { return OperationUpdatePermissions 
 func (o *UpdatePermissions) appendFields(dst []byte) []byte {
 	return appendOptionalPermissions(appendIdentifier(dst, o.User), o.Permissions)
 }
-func (o *UpdatePermissions) decodeFields(d *decoder) {
+func (o *UpdatePermissions) decodeFields(d *statecodec.Decoder) {
 	o.User = decodeIdentifier(d)
 	o.Permissions = decodeOptionalPermissions(d)
 }
@@ -585,14 +572,14 @@ type CreatePersonalAccessToken struct {
 
 func (*CreatePersonalAccessToken) Operation() uint8 { return OperationCreatePersonalAccessToken }
 func (o *CreatePersonalAccessToken) appendFields(dst []byte) []byte {
-	dst = appendName(dst, o.Name)
-	dst = appendText(dst, o.TokenHash)
-	return appendU64(dst, o.ExpiryMicros)
+	dst = statecodec.AppendName(dst, o.Name)
+	dst = statecodec.AppendText(dst, o.TokenHash)
+	return statecodec.AppendU64(dst, o.ExpiryMicros)
 }
-func (o *CreatePersonalAccessToken) decodeFields(d *decoder) {
-	o.Name = d.name()
-	o.TokenHash = d.text(hashBytesMax)
-	o.ExpiryMicros = d.u64()
+func (o *CreatePersonalAccessToken) decodeFields(d *statecodec.Decoder) {
+	o.Name = d.Name()
+	o.TokenHash = d.Text(hashBytesMax)
+	o.ExpiryMicros = d.U64()
 }
 
 // DeletePersonalAccessToken deletes the requesting user's token Name.
@@ -602,6 +589,6 @@ type DeletePersonalAccessToken struct {
 
 func (*DeletePersonalAccessToken) Operation() uint8 { return OperationDeletePersonalAccessToken }
 func (o *DeletePersonalAccessToken) appendFields(dst []byte) []byte {
-	return appendName(dst, o.Name)
+	return statecodec.AppendName(dst, o.Name)
 }
-func (o *DeletePersonalAccessToken) decodeFields(d *decoder) { o.Name = d.name() }
+func (o *DeletePersonalAccessToken) decodeFields(d *statecodec.Decoder) { o.Name = d.Name() }

@@ -1,53 +1,25 @@
 package metadata
 
-import "sort"
+import (
+	"sort"
 
-// GlobalPermissions are the ten server-wide permission bits of §4.10, in
-// wire order.
-type GlobalPermissions struct {
-	ManageServers bool
-	ReadServers   bool
-	ManageUsers   bool
-	ReadUsers     bool
-	ManageStreams bool
-	ReadStreams   bool
-	ManageTopics  bool
-	ReadTopics    bool
-	PollMessages  bool
-	SendMessages  bool
-}
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/net/wire/statecodec"
+)
 
-// StreamPermissions are the permissions a user holds on one stream and its
-// topics.
-type StreamPermissions struct {
-	StreamID     uint32
-	ManageStream bool
-	ReadStream   bool
-	ManageTopics bool
-	ReadTopics   bool
-	PollMessages bool
-	SendMessages bool
-	// Topics holds per-topic permissions.
-	// Invariant: ascending TopicID, no duplicates.
-	Topics []TopicPermissions
-}
+// GlobalPermissions, StreamPermissions and TopicPermissions are net/wire's
+// §4.10 structs.
+type (
+	GlobalPermissions = wire.GlobalPermissions
+	StreamPermissions = wire.StreamPermissions
+	TopicPermissions  = wire.TopicPermissions
+)
 
-// TopicPermissions are the permissions a user holds on one topic.
-type TopicPermissions struct {
-	TopicID      uint32
-	ManageTopic  bool
-	ReadTopic    bool
-	PollMessages bool
-	SendMessages bool
-}
-
-// Permissions mirrors §4.10.
-type Permissions struct {
-	Global GlobalPermissions
-	// Streams holds per-stream permissions.
-	// Invariant: ascending StreamID, no duplicates.
-	Streams []StreamPermissions
-}
+// Permissions is a user's permission set: net/wire's layout, with the
+// ordering the lookups below rely on.
+// Invariant: Streams in ascending StreamID order, no duplicates; each
+// stream's Topics likewise by TopicID.
+type Permissions wire.Permissions
 
 // stream returns the entry for streamID, or nil.
 func (p *Permissions) stream(streamID uint32) *StreamPermissions {
@@ -58,8 +30,9 @@ func (p *Permissions) stream(streamID uint32) *StreamPermissions {
 	return nil
 }
 
-// topic returns the entry for topicID, or nil.
-func (s *StreamPermissions) topic(topicID uint32) *TopicPermissions {
+// topicPermissions returns s's entry for topicID, or nil (also when s is
+// nil).
+func topicPermissions(s *StreamPermissions, topicID uint32) *TopicPermissions {
 	if s == nil {
 		return nil
 	}
@@ -70,74 +43,51 @@ func (s *StreamPermissions) topic(topicID uint32) *TopicPermissions {
 	return nil
 }
 
-// Encode appends the §4.10 encoding of p to dst: global bits, then stream
-// entries in ascending id order, bools as 0/1.
+// Encode appends the §4.10 encoding of p to dst (net/wire's encoder):
+// global bits, then stream entries in ascending id order, bools as 0/1.
 func (p *Permissions) Encode(dst []byte) []byte {
-	g := &p.Global
-	for _, b := range [...]bool{g.ManageServers, g.ReadServers, g.ManageUsers, g.ReadUsers,
-		g.ManageStreams, g.ReadStreams, g.ManageTopics, g.ReadTopics, g.PollMessages, g.SendMessages} {
-		dst = appendFlag(dst, b)
-	}
-	dst = appendFlag(dst, len(p.Streams) > 0)
-	for i := range p.Streams {
-		s := &p.Streams[i]
-		dst = appendU32(dst, s.StreamID)
-		for _, b := range [...]bool{s.ManageStream, s.ReadStream, s.ManageTopics, s.ReadTopics, s.PollMessages, s.SendMessages} {
-			dst = appendFlag(dst, b)
-		}
-		dst = appendFlag(dst, len(s.Topics) > 0)
-		for j := range s.Topics {
-			t := &s.Topics[j]
-			dst = appendU32(dst, t.TopicID)
-			for _, b := range [...]bool{t.ManageTopic, t.ReadTopic, t.PollMessages, t.SendMessages} {
-				dst = appendFlag(dst, b)
-			}
-			dst = appendFlag(dst, j+1 < len(s.Topics))
-		}
-		dst = appendFlag(dst, i+1 < len(p.Streams))
-	}
-	return dst
+	return (*wire.Permissions)(p).AppendTo(dst)
 }
 
 // DecodePermissions decodes the §4.10 layout, which must fill b exactly.
 // Bools decode as "non-zero = true"; entries may come in any order and a
 // repeated id replaces the earlier entry; the result is sorted by id.
 func DecodePermissions(b []byte) (*Permissions, error) {
-	d := decoder{buf: b}
+	d := statecodec.NewDecoder(b, ErrMalformed)
 	p := decodePermissions(&d)
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // decodePermissions reads one permissions structure from d.
-func decodePermissions(d *decoder) *Permissions {
+func decodePermissions(d *statecodec.Decoder) *Permissions {
 	p := &Permissions{}
 	g := &p.Global
 	for _, f := range [...]*bool{&g.ManageServers, &g.ReadServers, &g.ManageUsers, &g.ReadUsers,
 		&g.ManageStreams, &g.ReadStreams, &g.ManageTopics, &g.ReadTopics, &g.PollMessages, &g.SendMessages} {
-		*f = d.u8() != 0
+		*f = d.U8() != 0
 	}
-	more := d.u8() == 1
-	for more && d.err == nil {
+	more := d.U8() == 1
+	for more && d.Err() == nil {
 		var s StreamPermissions
-		s.StreamID = d.u32()
+		s.StreamID = d.U32()
 		for _, f := range [...]*bool{&s.ManageStream, &s.ReadStream, &s.ManageTopics, &s.ReadTopics, &s.PollMessages, &s.SendMessages} {
-			*f = d.u8() != 0
+			*f = d.U8() != 0
 		}
-		moreTopics := d.u8() == 1
-		for moreTopics && d.err == nil {
+		moreTopics := d.U8() == 1
+		for moreTopics && d.Err() == nil {
 			var t TopicPermissions
-			t.TopicID = d.u32()
+			t.TopicID = d.U32()
 			for _, f := range [...]*bool{&t.ManageTopic, &t.ReadTopic, &t.PollMessages, &t.SendMessages} {
-				*f = d.u8() != 0
+				*f = d.U8() != 0
 			}
-			moreTopics = d.u8() == 1
+			moreTopics = d.U8() == 1
 			s.Topics = append(s.Topics, t)
 		}
 		s.Topics = normalizeTopicPermissions(s.Topics)
-		more = d.u8() == 1
+		more = d.U8() == 1
 		p.Streams = append(p.Streams, s)
 	}
 	p.Streams = normalizeStreamPermissions(p.Streams)
@@ -146,30 +96,24 @@ func decodePermissions(d *decoder) *Permissions {
 
 // normalizeStreamPermissions sorts by id keeping the last entry of each id.
 func normalizeStreamPermissions(in []StreamPermissions) []StreamPermissions {
-	if len(in) == 0 {
-		return nil
-	}
-	sort.SliceStable(in, func(i, j int) bool { return in[i].StreamID < in[j].StreamID })
-	out := in[:0]
-	for i := range in {
-		if len(out) > 0 && out[len(out)-1].StreamID == in[i].StreamID {
-			out[len(out)-1] = in[i]
-			continue
-		}
-		out = append(out, in[i])
-	}
-	return out
+	return lastByID(in, func(s *StreamPermissions) uint32 { return s.StreamID })
 }
 
 // normalizeTopicPermissions sorts by id keeping the last entry of each id.
 func normalizeTopicPermissions(in []TopicPermissions) []TopicPermissions {
+	return lastByID(in, func(t *TopicPermissions) uint32 { return t.TopicID })
+}
+
+// lastByID sorts in by id, in place and stably, and keeps the last entry
+// of each id; an empty list becomes nil.
+func lastByID[T any](in []T, id func(*T) uint32) []T {
 	if len(in) == 0 {
 		return nil
 	}
-	sort.SliceStable(in, func(i, j int) bool { return in[i].TopicID < in[j].TopicID })
+	sort.SliceStable(in, func(i, j int) bool { return id(&in[i]) < id(&in[j]) })
 	out := in[:0]
 	for i := range in {
-		if len(out) > 0 && out[len(out)-1].TopicID == in[i].TopicID {
+		if len(out) > 0 && id(&out[len(out)-1]) == id(&in[i]) {
 			out[len(out)-1] = in[i]
 			continue
 		}
@@ -269,7 +213,7 @@ func (p *Permissions) CanReadTopic(streamID, topicID uint32) bool {
 	if p == nil {
 		return false
 	}
-	t := p.stream(streamID).topic(topicID)
+	t := topicPermissions(p.stream(streamID), topicID)
 	return t != nil && (t.ReadTopic || t.ManageTopic)
 }
 
@@ -294,7 +238,7 @@ func (p *Permissions) CanManageTopic(streamID, topicID uint32) bool {
 	if p == nil {
 		return false
 	}
-	t := p.stream(streamID).topic(topicID)
+	t := topicPermissions(p.stream(streamID), topicID)
 	return t != nil && t.ManageTopic
 }
 
@@ -315,7 +259,7 @@ func (p *Permissions) CanPoll(streamID, topicID uint32) bool {
 	if s.PollMessages || s.ReadStream || s.ManageStream || s.ReadTopics || s.ManageTopics {
 		return true
 	}
-	t := s.topic(topicID)
+	t := topicPermissions(s, topicID)
 	return t != nil && (t.PollMessages || t.ReadTopic || t.ManageTopic)
 }
 
@@ -335,6 +279,6 @@ func (p *Permissions) CanSend(streamID, topicID uint32) bool {
 	if s.SendMessages || s.ManageStream || s.ManageTopics {
 		return true
 	}
-	t := s.topic(topicID)
+	t := topicPermissions(s, topicID)
 	return t != nil && (t.SendMessages || t.ManageTopic)
 }

@@ -161,6 +161,37 @@ type step struct {
 	body      []byte
 }
 
+// replayMidway applies steps to one machine, and to a second one that is
+// replaced by a restore of its own checkpoint before step cut: every reply
+// and every effect must match, and so must the final checkpoints. check
+// runs after each step on the first machine and its reply. It returns the
+// first machine.
+func replayMidway(t *rapid.T, steps []step, cut int, check func(i int, a *Machine, reply []byte)) *Machine {
+	a, b := New(), New()
+	for i, s := range steps {
+		if i == cut {
+			restored := New()
+			if err := restored.Restore(b.Checkpoint()); err != nil {
+				t.Fatalf("restore at %d: %v", cut, err)
+			}
+			b = restored
+		}
+		ra := a.Apply(uint64(i+1), s.timestamp, s.operation, s.body)
+		rb := b.Apply(uint64(i+1), s.timestamp, s.operation, s.body)
+		if !bytes.Equal(ra, rb) {
+			t.Fatalf("step %d (operation %d): replies differ\n%x\n%x", i, s.operation, ra, rb)
+		}
+		if ea, eb := a.TakeEffects(), b.TakeEffects(); !reflect.DeepEqual(ea, eb) {
+			t.Fatalf("step %d: effects differ\n%+v\n%+v", i, ea, eb)
+		}
+		check(i, a, ra)
+	}
+	if !bytes.Equal(a.Checkpoint(), b.Checkpoint()) {
+		t.Fatal("final states differ")
+	}
+	return a
+}
+
 // TestPropertyCheckpointMidway applies a random operation sequence to one
 // machine, and to a second machine that is replaced midway by a restore of
 // its own checkpoint: every reply, every effect and the final state must
@@ -178,31 +209,11 @@ func TestPropertyCheckpointMidway(t *testing.T) {
 			steps = append(steps, step{timestamp: timestamp, operation: o.Operation(), body: EncodeOp(env, o)})
 		}
 		cut := rapid.IntRange(0, len(steps)).Draw(t, "cut")
-		a, b := New(), New()
-		for i, s := range steps {
-			if i == cut {
-				restored := New()
-				if err := restored.Restore(b.Checkpoint()); err != nil {
-					t.Fatalf("restore at %d: %v", cut, err)
-				}
-				b = restored
+		a := replayMidway(t, steps, cut, func(i int, a *Machine, reply []byte) {
+			if _, ok := ReplyCode(reply); !ok {
+				t.Fatalf("step %d: reply %x not result-framed", i, reply)
 			}
-			ra := a.Apply(uint64(i+1), s.timestamp, s.operation, s.body)
-			rb := b.Apply(uint64(i+1), s.timestamp, s.operation, s.body)
-			if !bytes.Equal(ra, rb) {
-				t.Fatalf("step %d (operation %d): replies differ\n%x\n%x", i, s.operation, ra, rb)
-			}
-			if ea, eb := a.TakeEffects(), b.TakeEffects(); !reflect.DeepEqual(ea, eb) {
-				t.Fatalf("step %d: effects differ\n%+v\n%+v", i, ea, eb)
-			}
-			if _, ok := ReplyCode(ra); !ok {
-				t.Fatalf("step %d: reply %x not result-framed", i, ra)
-			}
-		}
-		ca, cb := a.Checkpoint(), b.Checkpoint()
-		if !bytes.Equal(ca, cb) {
-			t.Fatal("final states differ")
-		}
+		})
 		if err := a.invariantError(); err != nil {
 			t.Fatal(err)
 		}

@@ -107,48 +107,45 @@ func (m *Machine) Counts() (streams, topics, partitions int) {
 	return len(m.streams), topics, partitions
 }
 
-// check applies a §5.9 rule to userID (root passes every rule).
-func (m *Machine) check(userID uint32, rule func(*Permissions) bool) bool {
-	return m.allowed(userID, rule)
-}
+// The Can* reads apply a §5.9 rule to userID (root passes every rule).
 
 // CanReadServers: GetStats, GetClients, GetClient, GetSnapshot (§5.9).
 func (m *Machine) CanReadServers(userID uint32) bool {
-	return m.check(userID, (*Permissions).CanReadServers)
+	return m.allowed(userID, (*Permissions).CanReadServers)
 }
 
 // CanReadUsers: GetUser, GetUsers.
 func (m *Machine) CanReadUsers(userID uint32) bool {
-	return m.check(userID, (*Permissions).CanReadUsers)
+	return m.allowed(userID, (*Permissions).CanReadUsers)
 }
 
 // CanReadStreams: GetStreams.
 func (m *Machine) CanReadStreams(userID uint32) bool {
-	return m.check(userID, (*Permissions).CanReadStreams)
+	return m.allowed(userID, (*Permissions).CanReadStreams)
 }
 
 // CanReadStream: GetStream.
 func (m *Machine) CanReadStream(userID, streamID uint32) bool {
-	return m.check(userID, func(p *Permissions) bool { return p.CanReadStream(streamID) })
+	return m.allowed(userID, func(p *Permissions) bool { return p.CanReadStream(streamID) })
 }
 
 // CanReadTopics: GetTopics and the consumer-group reads.
 func (m *Machine) CanReadTopics(userID, streamID uint32) bool {
-	return m.check(userID, func(p *Permissions) bool { return p.CanReadTopics(streamID) })
+	return m.allowed(userID, func(p *Permissions) bool { return p.CanReadTopics(streamID) })
 }
 
 // CanReadTopic: GetTopic.
 func (m *Machine) CanReadTopic(userID, streamID, topicID uint32) bool {
-	return m.check(userID, func(p *Permissions) bool { return p.CanReadTopic(streamID, topicID) })
+	return m.allowed(userID, func(p *Permissions) bool { return p.CanReadTopic(streamID, topicID) })
 }
 
 // CanPoll: PollMessages, GetConsumerOffset, StoreConsumerOffset,
 // DeleteConsumerOffset.
 func (m *Machine) CanPoll(userID, streamID, topicID uint32) bool {
-	return m.check(userID, func(p *Permissions) bool { return p.CanPoll(streamID, topicID) })
+	return m.allowed(userID, func(p *Permissions) bool { return p.CanPoll(streamID, topicID) })
 }
 
 // CanSend: SendMessages.
 func (m *Machine) CanSend(userID, streamID, topicID uint32) bool {
-	return m.check(userID, func(p *Permissions) bool { return p.CanSend(streamID, topicID) })
+	return m.allowed(userID, func(p *Permissions) bool { return p.CanSend(streamID, topicID) })
 }

@@ -51,39 +51,21 @@ func TokenRecord(t *Token) wire.PersonalAccessTokenInfo {
 	return wire.PersonalAccessTokenInfo{Name: t.Name, ExpiryAt: t.ExpiryAt}
 }
 
-// Wire converts p to net/wire's form (nil stays nil).
+// Wire converts p to net/wire's form (nil stays nil): a deep copy.
 func (p *Permissions) Wire() *wire.Permissions {
-	if p == nil {
-		return nil
-	}
-	out := &wire.Permissions{Global: wire.GlobalPermissions(p.Global)}
-	for _, s := range p.Streams {
-		ws := wire.StreamPermissions{StreamID: s.StreamID, ManageStream: s.ManageStream, ReadStream: s.ReadStream,
-			ManageTopics: s.ManageTopics, ReadTopics: s.ReadTopics, PollMessages: s.PollMessages, SendMessages: s.SendMessages}
-		for _, t := range s.Topics {
-			ws.Topics = append(ws.Topics, wire.TopicPermissions(t))
-		}
-		out.Streams = append(out.Streams, ws)
-	}
-	return out
+	return (*wire.Permissions)(clonePermissions(p))
 }
 
 // PermissionsFromWire converts a decoded request's permissions (nil stays
 // nil), sorting entries by id and keeping the last of repeated ids, as
-// DecodePermissions does.
+// DecodePermissions does. p is not modified.
 func PermissionsFromWire(p *wire.Permissions) *Permissions {
 	if p == nil {
 		return nil
 	}
-	out := &Permissions{Global: GlobalPermissions(p.Global)}
-	for _, ws := range p.Streams {
-		s := StreamPermissions{StreamID: ws.StreamID, ManageStream: ws.ManageStream, ReadStream: ws.ReadStream,
-			ManageTopics: ws.ManageTopics, ReadTopics: ws.ReadTopics, PollMessages: ws.PollMessages, SendMessages: ws.SendMessages}
-		for _, t := range ws.Topics {
-			s.Topics = append(s.Topics, TopicPermissions(t))
-		}
-		s.Topics = normalizeTopicPermissions(s.Topics)
-		out.Streams = append(out.Streams, s)
+	out := clonePermissions((*Permissions)(p))
+	for i := range out.Streams {
+		out.Streams[i].Topics = normalizeTopicPermissions(out.Streams[i].Topics)
 	}
 	out.Streams = normalizeStreamPermissions(out.Streams)
 	return out

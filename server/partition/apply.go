@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/net/wire/statecodec"
 )
 
 // Result codes the partition machine commits (PROTOCOL.md §8).
@@ -43,7 +44,7 @@ func (m *Machine) applyOperation(timestamp uint64, operation uint8, body []byte)
 	case OperationSendMessages:
 		_, send, err := DecodeSendMessages(body)
 		if err != nil {
-			return appendU32(nil, 0)
+			return statecodec.AppendU32(nil, 0)
 		}
 		return m.send(timestamp, send.Batch)
 	case OperationStoreConsumerOffset:
@@ -66,28 +67,26 @@ func resultReply(code uint32) []byte {
 	if code != CodeOK {
 		return rejectReply(code)
 	}
-	return appendU32(nil, 0)
+	return wire.AppendResultOK(nil)
 }
 
+// rejectReply returns the 12-byte committed rejection [1][0][code] (§4.9).
 func rejectReply(code uint32) []byte {
-	out := make([]byte, 0, 12)
-	out = appendU32(out, 1)
-	out = appendU32(out, 0)
-	return appendU32(out, code)
+	return wire.AppendResultError(make([]byte, 0, wire.ResultErrorSize), wire.ErrorCode(code))
 }
 
 // send stamps a copy of batch and appends it to the unflushed buffer.
 func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 	if len(batch) < wire.BatchHeaderSize {
-		return appendU32(nil, 0)
+		return statecodec.AppendU32(nil, 0)
 	}
 	view := wire.BatchView(batch)
 	count := view.MessageCount()
 	if count == 0 || view.BatchLength() != uint64(len(batch)) {
-		return appendU32(nil, 0)
+		return statecodec.AppendU32(nil, 0)
 	}
 	if m.nextOffset+uint64(count) < m.nextOffset {
-		return appendU32(nil, 0)
+		return statecodec.AppendU32(nil, 0)
 	}
 	baseTimestamp := max(timestamp, m.lastTimestamp)
 	baseOffset := m.nextOffset
@@ -97,7 +96,7 @@ func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 		if m.cfg.Buffers != nil {
 			m.cfg.Buffers.Return(token)
 		}
-		return appendU32(nil, 0)
+		return statecodec.AppendU32(nil, 0)
 	}
 	m.nextOffset += uint64(count)
 	m.lastTimestamp = baseTimestamp
@@ -108,11 +107,11 @@ func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 	m.unflushedMessages += uint64(count)
 	m.unflushedBytes += uint64(len(stamped))
 	reply := make([]byte, 0, SendReplySize)
-	reply = appendU32(reply, 1)
-	reply = appendU32(reply, m.cfg.StreamID)
-	reply = appendU32(reply, m.cfg.TopicID)
-	reply = appendU32(reply, m.cfg.PartitionID)
-	return appendU64(reply, baseOffset)
+	reply = statecodec.AppendU32(reply, 1)
+	reply = statecodec.AppendU32(reply, m.cfg.StreamID)
+	reply = statecodec.AppendU32(reply, m.cfg.TopicID)
+	reply = statecodec.AppendU32(reply, m.cfg.PartitionID)
+	return statecodec.AppendU64(reply, baseOffset)
 }
 
 // storeOffset applies §5.7/§6.7: the partition must hold the offset.

@@ -1,19 +1,17 @@
 package partition
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/stratabroker/strata/net/wire"
-	"github.com/zeebo/xxh3"
+	"github.com/stratabroker/strata/net/wire/statecodec"
 )
 
-// Checkpoint format: magic, version, body, XXH3-64 of everything before.
+// Checkpoint format: statecodec's frame (magic, version, body, XXH3-64 of
+// everything before).
 const (
 	checkpointMagic   uint32 = 0x54505453 // "STPT"
 	checkpointVersion uint16 = 1
-	checkpointHeader         = 4 + 2
-	checkpointTrailer        = 8
 	// checkpointBytesMax bounds a checkpoint Restore accepts.
 	checkpointBytesMax = 1 << 34
 	// consumerOffsetsMax bounds the stored offsets of one partition.
@@ -23,33 +21,32 @@ const (
 // Checkpoint encodes the whole state deterministically: configuration,
 // counters, consumer offsets (ordered by key) and the unflushed batches.
 func (m *Machine) Checkpoint() []byte {
-	size := checkpointHeader + 128 + 13*len(m.offsets) + int(m.unflushedBytes) + 8*len(m.unflushed) + checkpointTrailer
+	size := statecodec.CheckpointHeaderSize + 128 + 13*len(m.offsets) + int(m.unflushedBytes) + 8*len(m.unflushed) + statecodec.CheckpointTrailerSize
 	out := make([]byte, 0, size)
-	out = appendU32(out, checkpointMagic)
-	out = binary.LittleEndian.AppendUint16(out, checkpointVersion)
-	out = appendU32(out, m.cfg.StreamID)
-	out = appendU32(out, m.cfg.TopicID)
-	out = appendU32(out, m.cfg.PartitionID)
-	out = appendU32(out, m.cfg.MessagesRequiredToSave)
-	out = appendU64(out, m.cfg.SizeOfMessagesRequiredToSaveBytes)
-	out = appendU64(out, m.lastOp)
-	out = appendU64(out, m.nextOffset)
-	out = appendU64(out, m.lastTimestamp)
-	out = appendU64(out, m.messagesCount)
-	out = appendU64(out, m.sizeBytes)
+	out = statecodec.AppendCheckpointHeader(out, checkpointMagic, checkpointVersion)
+	out = statecodec.AppendU32(out, m.cfg.StreamID)
+	out = statecodec.AppendU32(out, m.cfg.TopicID)
+	out = statecodec.AppendU32(out, m.cfg.PartitionID)
+	out = statecodec.AppendU32(out, m.cfg.MessagesRequiredToSave)
+	out = statecodec.AppendU64(out, m.cfg.SizeOfMessagesRequiredToSaveBytes)
+	out = statecodec.AppendU64(out, m.lastOp)
+	out = statecodec.AppendU64(out, m.nextOffset)
+	out = statecodec.AppendU64(out, m.lastTimestamp)
+	out = statecodec.AppendU64(out, m.messagesCount)
+	out = statecodec.AppendU64(out, m.sizeBytes)
 	offsets := m.StoredOffsets()
-	out = appendU32(out, uint32(len(offsets)))
+	out = statecodec.AppendU32(out, uint32(len(offsets)))
 	for _, o := range offsets {
 		out = append(out, o.Key.Kind)
-		out = appendU32(out, o.Key.ID)
-		out = appendU64(out, o.Offset)
+		out = statecodec.AppendU32(out, o.Key.ID)
+		out = statecodec.AppendU64(out, o.Offset)
 	}
-	out = appendU32(out, uint32(len(m.unflushed)))
+	out = statecodec.AppendU32(out, uint32(len(m.unflushed)))
 	for _, b := range m.unflushed {
-		out = appendU64(out, uint64(len(b)))
+		out = statecodec.AppendU64(out, uint64(len(b)))
 		out = append(out, b...)
 	}
-	return appendU64(out, xxh3.Hash(out))
+	return statecodec.SealCheckpoint(out)
 }
 
 // Restore replaces the whole state with a checkpoint made by Checkpoint.
@@ -65,32 +62,26 @@ func (m *Machine) Restore(data []byte) error {
 }
 
 func decodeCheckpoint(data []byte) (*Machine, error) {
-	if len(data) < checkpointHeader+checkpointTrailer || uint64(len(data)) > checkpointBytesMax {
-		return nil, fmt.Errorf("%w: size %d", ErrCorruptCheckpoint, len(data))
+	version, body, err := statecodec.OpenCheckpoint(data, checkpointMagic, checkpointBytesMax, ErrCorruptCheckpoint)
+	if err != nil {
+		return nil, err
 	}
-	body := data[:len(data)-checkpointTrailer]
-	if got, want := xxh3.Hash(body), binary.LittleEndian.Uint64(data[len(body):]); got != want {
-		return nil, fmt.Errorf("%w: checksum %x, want %x", ErrCorruptCheckpoint, got, want)
-	}
-	if magic := binary.LittleEndian.Uint32(body); magic != checkpointMagic {
-		return nil, fmt.Errorf("%w: magic %x", ErrCorruptCheckpoint, magic)
-	}
-	if version := binary.LittleEndian.Uint16(body[4:]); version != checkpointVersion {
+	if version != checkpointVersion {
 		return nil, fmt.Errorf("%w: version %d", ErrCorruptCheckpoint, version)
 	}
-	d := decoder{buf: body, off: checkpointHeader}
-	cfg := Config{StreamID: d.u32(), TopicID: d.u32(), PartitionID: d.u32(),
-		MessagesRequiredToSave: d.u32(), SizeOfMessagesRequiredToSaveBytes: d.u64()}
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	cfg := Config{StreamID: d.U32(), TopicID: d.U32(), PartitionID: d.U32(),
+		MessagesRequiredToSave: d.U32(), SizeOfMessagesRequiredToSaveBytes: d.U64()}
 	m := New(cfg)
 	if m.cfg != cfg {
 		return nil, fmt.Errorf("%w: zero flush threshold", ErrCorruptCheckpoint)
 	}
-	m.lastOp = d.u64()
-	m.nextOffset = d.u64()
-	m.lastTimestamp = d.u64()
-	m.messagesCount = d.u64()
-	m.sizeBytes = d.u64()
-	if d.err == nil && m.messagesCount > m.nextOffset {
+	m.lastOp = d.U64()
+	m.nextOffset = d.U64()
+	m.lastTimestamp = d.U64()
+	m.messagesCount = d.U64()
+	m.sizeBytes = d.U64()
+	if d.Err() == nil && m.messagesCount > m.nextOffset {
 		return nil, fmt.Errorf("%w: %d messages below offset %d", ErrCorruptCheckpoint, m.messagesCount, m.nextOffset)
 	}
 	if err := m.decodeOffsets(&d); err != nil {
@@ -99,7 +90,7 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	if err := m.decodeUnflushed(&d); err != nil {
 		return nil, err
 	}
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptCheckpoint, err)
 	}
 	if err := m.invariantError(); err != nil {
@@ -108,15 +99,15 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	return m, nil
 }
 
-func (m *Machine) decodeOffsets(d *decoder) error {
-	n := d.count(13)
+func (m *Machine) decodeOffsets(d *statecodec.Decoder) error {
+	n := d.Count(13)
 	if n > consumerOffsetsMax {
 		return fmt.Errorf("%w: %d offsets", ErrCorruptCheckpoint, n)
 	}
 	var previous ConsumerKey
 	for i := 0; i < n; i++ {
-		o := StoredOffset{Key: ConsumerKey{Kind: d.u8(), ID: d.u32()}, Offset: d.u64()}
-		if d.err != nil {
+		o := StoredOffset{Key: ConsumerKey{Kind: d.U8(), ID: d.U32()}, Offset: d.U64()}
+		if d.Err() != nil {
 			break
 		}
 		if !validConsumerKind(o.Key.Kind) || (i > 0 && !previous.less(o.Key)) || o.Offset >= m.nextOffset {
@@ -125,22 +116,22 @@ func (m *Machine) decodeOffsets(d *decoder) error {
 		previous = o.Key
 		m.offsets[o.Key] = o.Offset
 	}
-	if d.err != nil {
-		return fmt.Errorf("%w: %w", ErrCorruptCheckpoint, d.err)
+	if d.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrCorruptCheckpoint, d.Err())
 	}
 	return nil
 }
 
 // decodeUnflushed reads the unflushed batches and checks they are
 // contiguous and end at nextOffset - 1.
-func (m *Machine) decodeUnflushed(d *decoder) error {
-	n := d.count(8 + wire.BatchHeaderSize)
+func (m *Machine) decodeUnflushed(d *statecodec.Decoder) error {
+	n := d.Count(8 + wire.BatchHeaderSize)
 	for i := 0; i < n; i++ {
-		length := d.u64()
-		if d.err != nil || length < wire.BatchHeaderSize || length > uint64(d.remaining()) {
+		length := d.U64()
+		if d.Err() != nil || length < wire.BatchHeaderSize || length > uint64(d.Remaining()) {
 			return fmt.Errorf("%w: unflushed batch %d length", ErrCorruptCheckpoint, i)
 		}
-		b := append([]byte(nil), d.take(int(length))...)
+		b := append([]byte(nil), d.Take(int(length))...)
 		v := wire.BatchView(b)
 		last, ok := lastOffset(b)
 		if !ok || v.BatchLength() != length || last < v.BaseOffset() || v.PartitionID() != uint64(m.cfg.PartitionID) {
@@ -156,8 +147,8 @@ func (m *Machine) decodeUnflushed(d *decoder) error {
 		m.unflushedMessages += uint64(v.MessageCount())
 		m.unflushedBytes += length
 	}
-	if d.err != nil {
-		return fmt.Errorf("%w: %w", ErrCorruptCheckpoint, d.err)
+	if d.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrCorruptCheckpoint, d.Err())
 	}
 	if m.unflushedMessages > m.messagesCount {
 		return fmt.Errorf("%w: %d unflushed of %d messages", ErrCorruptCheckpoint, m.unflushedMessages, m.messagesCount)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratabroker/strata/net/wire/statecodec"
 	"github.com/zeebo/xxh3"
 )
 
@@ -63,11 +64,11 @@ func FuzzRestore(f *testing.F) {
 	f.Add(New(Config{}).Checkpoint())
 	f.Add(partitionCheckpointSeed(f))
 	populated := partitionCheckpointSeed(f)
-	f.Add(populated[checkpointHeader : len(populated)-checkpointTrailer])
+	f.Add(populated[statecodec.CheckpointHeaderSize : len(populated)-statecodec.CheckpointTrailerSize])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// data is tried as a whole checkpoint and as a body sealed with a
 		// valid header and checksum, so the fuzzer reaches the decoder.
-		header := New(Config{}).Checkpoint()[:checkpointHeader]
+		header := New(Config{}).Checkpoint()[:statecodec.CheckpointHeaderSize]
 		sealed := append(append([]byte(nil), header...), data...)
 		sealed = binary.LittleEndian.AppendUint64(sealed, xxh3.Hash(sealed))
 		for _, candidate := range [][]byte{data, sealed} {
@@ -126,7 +127,7 @@ func TestSeedCorpus(t *testing.T) {
 		filepath.Join("FuzzRestore", "populated"): corpusEntry(partitionCheckpointSeed(t)),
 		filepath.Join("FuzzRestore", "populated_body"): corpusEntry(func() []byte {
 			b := partitionCheckpointSeed(t)
-			return b[checkpointHeader : len(b)-checkpointTrailer]
+			return b[statecodec.CheckpointHeaderSize : len(b)-statecodec.CheckpointTrailerSize]
 		}()),
 	}
 	for operation, body := range seedBodies(t) {

@@ -1,5 +1,7 @@
 package partition
 
+import "github.com/stratabroker/strata/net/wire/statecodec"
+
 // Operation bytes of PROTOCOL.md §3.1 applied by the partition machine.
 const (
 	OperationSendMessages         uint8 = 160
@@ -7,29 +9,12 @@ const (
 	OperationDeleteConsumerOffset uint8 = 162
 )
 
-// Envelope is the prefix of every operation body: the requesting user, the
-// client session and its request number (same layout as the metadata
-// machine's).
-type Envelope struct {
-	UserID   uint32
-	ClientLo uint64
-	ClientHi uint64
-	Request  uint64
-}
+// Envelope is the prefix of every operation body (net/wire/statecodec's,
+// shared with the metadata machine).
+type Envelope = statecodec.Envelope
 
 // EnvelopeSize is the encoded size of an Envelope.
-const EnvelopeSize = 4 + 8 + 8 + 8
-
-func (e Envelope) appendTo(dst []byte) []byte {
-	dst = appendU32(dst, e.UserID)
-	dst = appendU64(dst, e.ClientLo)
-	dst = appendU64(dst, e.ClientHi)
-	return appendU64(dst, e.Request)
-}
-
-func decodeEnvelope(d *decoder) Envelope {
-	return Envelope{UserID: d.u32(), ClientLo: d.u64(), ClientHi: d.u64(), Request: d.u64()}
-}
+const EnvelopeSize = statecodec.EnvelopeSize
 
 // SendMessages carries one batch (§6.1/§6.2) the server has already
 // validated (checksums, tiling, counts). Apply stamps it.
@@ -46,17 +31,17 @@ func EncodeSendMessages(env Envelope, batch []byte) []byte {
 // AppendSendMessages appends a SendMessages body to dst, so a caller can
 // reuse one buffer across sends (Apply copies the batch it keeps).
 func AppendSendMessages(dst []byte, env Envelope, batch []byte) []byte {
-	return append(env.appendTo(dst), batch...)
+	return append(env.AppendTo(dst), batch...)
 }
 
 // DecodeSendMessages splits a SendMessages body. The batch aliases body.
 func DecodeSendMessages(body []byte) (Envelope, SendMessages, error) {
-	d := decoder{buf: body}
-	env := decodeEnvelope(&d)
-	if d.err != nil {
-		return Envelope{}, SendMessages{}, d.err
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	if d.Err() != nil {
+		return Envelope{}, SendMessages{}, d.Err()
 	}
-	return env, SendMessages{Batch: body[d.off:]}, nil
+	return env, SendMessages{Batch: d.Rest()}, nil
 }
 
 // StoreMode says whether a StoreConsumerOffset is an explicit store (121)
@@ -84,19 +69,19 @@ const storeSize = 1 + 4 + 8 + 1
 
 // Encode returns the operation body.
 func (o StoreConsumerOffset) Encode(env Envelope) []byte {
-	out := env.appendTo(make([]byte, 0, EnvelopeSize+storeSize))
+	out := env.AppendTo(make([]byte, 0, EnvelopeSize+storeSize))
 	out = append(out, o.Consumer.Kind)
-	out = appendU32(out, o.Consumer.ID)
-	out = appendU64(out, o.Offset)
+	out = statecodec.AppendU32(out, o.Consumer.ID)
+	out = statecodec.AppendU64(out, o.Offset)
 	return append(out, uint8(o.Mode))
 }
 
 // DecodeStoreConsumerOffset decodes a body made by Encode.
 func DecodeStoreConsumerOffset(body []byte) (Envelope, StoreConsumerOffset, error) {
-	d := decoder{buf: body}
-	env := decodeEnvelope(&d)
-	o := StoreConsumerOffset{Consumer: ConsumerKey{Kind: d.u8(), ID: d.u32()}, Offset: d.u64(), Mode: StoreMode(d.u8())}
-	if err := d.end(); err != nil {
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	o := StoreConsumerOffset{Consumer: ConsumerKey{Kind: d.U8(), ID: d.U32()}, Offset: d.U64(), Mode: StoreMode(d.U8())}
+	if err := d.End(); err != nil {
 		return Envelope{}, StoreConsumerOffset{}, err
 	}
 	if !validConsumerKind(o.Consumer.Kind) || o.Mode > StoreAutoCommit {
@@ -112,17 +97,17 @@ type DeleteConsumerOffset struct {
 
 // Encode returns the operation body.
 func (o DeleteConsumerOffset) Encode(env Envelope) []byte {
-	out := env.appendTo(make([]byte, 0, EnvelopeSize+5))
+	out := env.AppendTo(make([]byte, 0, EnvelopeSize+5))
 	out = append(out, o.Consumer.Kind)
-	return appendU32(out, o.Consumer.ID)
+	return statecodec.AppendU32(out, o.Consumer.ID)
 }
 
 // DecodeDeleteConsumerOffset decodes a body made by Encode.
 func DecodeDeleteConsumerOffset(body []byte) (Envelope, DeleteConsumerOffset, error) {
-	d := decoder{buf: body}
-	env := decodeEnvelope(&d)
-	o := DeleteConsumerOffset{Consumer: ConsumerKey{Kind: d.u8(), ID: d.u32()}}
-	if err := d.end(); err != nil {
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	o := DeleteConsumerOffset{Consumer: ConsumerKey{Kind: d.U8(), ID: d.U32()}}
+	if err := d.End(); err != nil {
 		return Envelope{}, DeleteConsumerOffset{}, err
 	}
 	if !validConsumerKind(o.Consumer.Kind) {

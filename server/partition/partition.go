@@ -237,11 +237,7 @@ func (m *Machine) Purge() {
 	m.messagesCount = 0
 	m.sizeBytes = 0
 	m.offsets = make(map[ConsumerKey]uint64)
-	m.returnBuffers(len(m.unflushed))
-	m.unflushed = nil
-	m.unflushedTokens = nil
-	m.unflushedMessages = 0
-	m.unflushedBytes = 0
+	m.ReleaseBuffers()
 }
 
 // RemoveMessages lowers the message and byte counters after storage
