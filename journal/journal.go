@@ -54,6 +54,11 @@ const (
 	HeaderRemoved HeaderKind = 4
 )
 
+// valid reports whether k is one of the kinds above.
+func (k HeaderKind) valid() bool {
+	return k == HeaderDurable || k == HeaderInstalled || k == HeaderRemoved
+}
+
 // Errors reported by the journal.
 var (
 	// ErrFaulty marks a slot whose record is missing, torn, corrupt or
@@ -79,7 +84,8 @@ type Config struct {
 	// Slots is the number of prepares the journal holds.
 	Slots uint64
 	// PrepareSlotSize is the bytes reserved per prepare, a multiple of
-	// SectorSize; a record needs its length plus a 40-byte frame.
+	// SectorSize; a record needs its length plus a 48-byte frame
+	// (recordFrameSize).
 	PrepareSlotSize uint64
 }
 
@@ -213,7 +219,7 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
 		return
 	}
-	if kind != HeaderDurable && kind != HeaderInstalled && kind != HeaderRemoved {
+	if !kind.valid() {
 		done(fmt.Errorf("%w: header kind %d", ErrConfig, kind))
 		return
 	}
@@ -302,7 +308,7 @@ func parseHeader(slot uint64, sector []byte) HeaderRecord {
 		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty), Blank: true}
 	}
 	rec, err := unframe(sector)
-	if err == nil && HeaderKind(rec.kind) != HeaderDurable && HeaderKind(rec.kind) != HeaderInstalled && HeaderKind(rec.kind) != HeaderRemoved {
+	if err == nil && !HeaderKind(rec.kind).valid() {
 		err = fmt.Errorf("%w: header slot holds kind %d", ErrFaulty, rec.kind)
 	}
 	if err != nil {

@@ -284,6 +284,15 @@ func (c *Cluster) violationChecker() string {
 	return "client"
 }
 
+// storageCounters sums the counters of every replica's disk.
+func (c *Cluster) storageCounters() StorageCounters {
+	var sum StorageCounters
+	for _, s := range c.storages {
+		sum.add(s.Counters)
+	}
+	return sum
+}
+
 func (r *Result) fill(c *Cluster) {
 	r.TraceHash = c.trace.Sum64()
 	r.Ticks = c.now
@@ -291,10 +300,7 @@ func (r *Result) fill(c *Cluster) {
 	r.Requests = len(c.history.Entries)
 	r.Completed = c.completedCount()
 	r.Network = c.network.Counters
-	r.Storage = StorageCounters{}
-	for _, s := range c.storages {
-		r.Storage.add(s.Counters)
-	}
+	r.Storage = c.storageCounters()
 	r.Process = c.counters
 	for _, cl := range c.clients {
 		r.Process.ClientRetries += cl.retries

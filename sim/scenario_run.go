@@ -187,10 +187,7 @@ func (c *Cluster) checkExpectation(e *Expectation) string {
 	case "power-losses":
 		actual = int64(c.counters.PowerLosses)
 	case "torn-writes", "read-errors":
-		var sc StorageCounters
-		for _, s := range c.storages {
-			sc.add(s.Counters)
-		}
+		sc := c.storageCounters()
 		actual = int64(sc.TornWrites)
 		if e.Subject == "read-errors" {
 			actual = int64(sc.ReadErrors)

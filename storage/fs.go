@@ -17,6 +17,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 )
 
@@ -76,7 +77,6 @@ type File interface {
 	Close() error
 }
 
-// DirEntry is one entry of a directory listing.
 // Preallocator is implemented by files that can reserve disk blocks for
 // a range without changing the file's size (fallocate with
 // FALLOC_FL_KEEP_SIZE), so later appends do not pay first-touch costs.
@@ -84,6 +84,7 @@ type Preallocator interface {
 	Preallocate(off, length int64) error
 }
 
+// DirEntry is one entry of a directory listing.
 type DirEntry struct {
 	Name  string
 	IsDir bool
@@ -113,15 +114,30 @@ func readFull(fsys FS, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, err := f.Size()
+	buf, err := readAll(f)
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	buf := make([]byte, size)
-	if size > 0 {
-		if _, err := f.ReadAt(buf, 0); err != nil {
-			return nil, errors.Join(err, f.Close())
+	return buf, f.Close()
+}
+
+// writeFull creates (or truncates) the file at path, writes data at its
+// start, syncs it when sync is set, and closes it. Errors name path.
+func writeFull(fsys FS, path string, data []byte, sync bool) error {
+	f, err := fsys.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return errors.Join(fmt.Errorf("write %s: %w", path, err), f.Close())
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			return errors.Join(fmt.Errorf("sync %s: %w", path, err), f.Close())
 		}
 	}
-	return buf, f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
 }

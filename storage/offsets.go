@@ -108,20 +108,8 @@ func writeFileAtomic(fsys FS, dir, p string, data []byte, durable bool) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	tmp := p + tempSuffix
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", tmp, err), f.Close())
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			return errors.Join(fmt.Errorf("sync %s: %w", tmp, err), f.Close())
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+	if err := writeFull(fsys, tmp, data, durable); err != nil {
+		return err
 	}
 	if err := fsys.Rename(tmp, p); err != nil {
 		return fmt.Errorf("rename %s: %w", tmp, err)

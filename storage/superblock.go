@@ -136,18 +136,8 @@ func storeSuperblock(fsys FS, dir string, magic uint32, r superblockRecord) erro
 		return fmt.Errorf("stat %s: %w", p, err)
 	}
 	image := encodeSuperblock(magic, r)
-	f, err := fsys.Create(p)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", p, err)
-	}
-	if _, err := f.WriteAt(image[:], 0); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", p, err), f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("sync %s: %w", p, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", p, err)
+	if err := writeFull(fsys, p, image[:], true); err != nil {
+		return err
 	}
 	if !existed {
 		if err := fsys.SyncDir(dir); err != nil {
@@ -172,12 +162,14 @@ type PartitionSuperblock struct {
 	Flags uint64
 }
 
+func (s PartitionSuperblock) record() superblockRecord {
+	return superblockRecord{sequence: s.Sequence,
+		fields: [superblockFields]uint64{s.PurgeGeneration, s.FirstOffset, s.NextOffset, s.Flags}}
+}
+
 // EncodePartitionSuperblock returns the on-disk image of s.
 func EncodePartitionSuperblock(s PartitionSuperblock) [SuperblockSize]byte {
-	return encodeSuperblock(partitionSuperblockMagic, superblockRecord{
-		sequence: s.Sequence,
-		fields:   [superblockFields]uint64{s.PurgeGeneration, s.FirstOffset, s.NextOffset, s.Flags},
-	})
+	return encodeSuperblock(partitionSuperblockMagic, s.record())
 }
 
 // DecodePartitionSuperblock decodes and verifies one copy.
@@ -186,8 +178,14 @@ func DecodePartitionSuperblock(b []byte) (PartitionSuperblock, error) {
 	if err != nil {
 		return PartitionSuperblock{}, err
 	}
-	if r.fields[4] != 0 || r.fields[5] != 0 || r.fields[6] != 0 || r.fields[7] != 0 {
-		return PartitionSuperblock{}, fmt.Errorf("partition superblock unused fields: %w", ErrCorrupt)
+	return partitionSuperblockOf(r)
+}
+
+func partitionSuperblockOf(r superblockRecord) (PartitionSuperblock, error) {
+	for _, v := range r.fields[4:] {
+		if v != 0 {
+			return PartitionSuperblock{}, fmt.Errorf("partition superblock unused fields: %w", ErrCorrupt)
+		}
 	}
 	return PartitionSuperblock{
 		Sequence: r.sequence, PurgeGeneration: r.fields[0], FirstOffset: r.fields[1],
@@ -202,8 +200,7 @@ func LoadPartitionSuperblock(fsys FS, dir string) (PartitionSuperblock, Superblo
 	if err != nil || !report.Found {
 		return PartitionSuperblock{}, report, err
 	}
-	image := encodeSuperblock(partitionSuperblockMagic, r)
-	s, err := DecodePartitionSuperblock(image[:])
+	s, err := partitionSuperblockOf(r)
 	return s, report, err
 }
 
@@ -211,8 +208,5 @@ func LoadPartitionSuperblock(fsys FS, dir string) (PartitionSuperblock, Superblo
 // selects (odd: superblock.a, even: superblock.b). Callers pass the loaded
 // Sequence + 1 (1 for a new partition).
 func StorePartitionSuperblock(fsys FS, dir string, s PartitionSuperblock) error {
-	return storeSuperblock(fsys, dir, partitionSuperblockMagic, superblockRecord{
-		sequence: s.Sequence,
-		fields:   [superblockFields]uint64{s.PurgeGeneration, s.FirstOffset, s.NextOffset, s.Flags},
-	})
+	return storeSuperblock(fsys, dir, partitionSuperblockMagic, s.record())
 }

@@ -64,9 +64,6 @@ func (c *Client) Busy() bool { return c.inflight != nil || c.userOp != nil }
 // Evicted reports whether the cluster evicted this client.
 func (c *Client) Evicted() bool { return c.evicted }
 
-// RequestNumber returns the number of the latest request.
-func (c *Client) RequestNumber() uint64 { return c.request }
-
 // Submit sends an operation (>= OperationUserMin). It registers the session
 // first if needed. The reply arrives through OnMessage.
 func (c *Client) Submit(operation uint8, body []byte) error {

@@ -67,9 +67,11 @@ type Replica struct {
 	commitMax uint64 // highest op known committed
 	// checkpointOp is the op of the latest checkpoint; the journal never
 	// overwrites an op above it.
-	checkpointOp       uint64
-	checkpointHeader   Header
-	checkpointData     []byte
+	checkpointOp     uint64
+	checkpointHeader Header
+	checkpointData   []byte
+	// Invariant: checkpointChecksum == checksum(checkpointData) when
+	// checkpointData is not empty.
 	checkpointChecksum Uint128
 	checkpointArea     uint8
 	rootHeader         Header
@@ -210,9 +212,6 @@ func (r *Replica) CheckpointOp() uint64 { return r.checkpointOp }
 func (r *Replica) Primary() bool {
 	return r.status == StatusNormal && r.primaryIndex(r.view) == r.cfg.ReplicaIndex
 }
-
-// PrimaryIndex returns the index of the primary of the current view.
-func (r *Replica) PrimaryIndex() uint8 { return r.primaryIndex(r.view) }
 
 // Err returns the first storage error the replica could not recover from,
 // or nil. A replica with an error stops acknowledging and voting.

@@ -94,7 +94,7 @@ func (r *Replica) writeCheckpoint(h Header, data []byte) {
 		r.fail(fmt.Errorf("%w: %d bytes exceed the area of %d", ErrCheckpoint, len(data), r.cfg.checkpointAreaSize()))
 		return
 	}
-	c := &pendingCheckpoint{op: h.Op, header: h, data: data, area: 1 - r.checkpointArea}
+	c := &pendingCheckpoint{op: h.Op, header: h, data: data, checksum: checksum(data), area: 1 - r.checkpointArea}
 	r.sb.checkpoint = c
 	padded := make([]byte, (uint64(len(data))+SectorSize-1)/SectorSize*SectorSize)
 	copy(padded, data)

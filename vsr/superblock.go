@@ -95,11 +95,12 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 // pendingCheckpoint is a checkpoint whose data is being written; it takes
 // effect when a superblock naming it is durable.
 type pendingCheckpoint struct {
-	op     uint64
-	header Header
-	data   []byte
-	area   uint8
-	synced bool
+	op       uint64
+	header   Header
+	data     []byte
+	checksum Uint128 // checksum(data)
+	area     uint8
+	synced   bool
 }
 
 // superblockWriter serialises superblock writes: one in flight, and a
@@ -133,7 +134,7 @@ func (r *Replica) superblockSnapshot() superblockState {
 		CheckpointOp:       r.checkpointOp,
 		CheckpointArea:     r.checkpointArea,
 		CheckpointSize:     uint64(len(r.checkpointData)),
-		CheckpointChecksum: checksum(r.checkpointData),
+		CheckpointChecksum: r.checkpointChecksum,
 		CheckpointHeader:   r.checkpointHeader,
 	}
 	if len(r.checkpointData) == 0 {
@@ -143,7 +144,7 @@ func (r *Replica) superblockSnapshot() superblockState {
 		s.CheckpointOp = c.op
 		s.CheckpointArea = c.area
 		s.CheckpointSize = uint64(len(c.data))
-		s.CheckpointChecksum = checksum(c.data)
+		s.CheckpointChecksum = c.checksum
 		s.CheckpointHeader = c.header
 	}
 	return s
@@ -206,7 +207,7 @@ func (r *Replica) onSuperblockDurable() {
 		r.checkpointOp = c.op
 		r.checkpointHeader = c.header
 		r.checkpointData = c.data
-		r.checkpointChecksum = checksum(c.data)
+		r.checkpointChecksum = c.checksum
 		r.checkpointArea = c.area
 		r.sb.checkpoint = nil
 	}

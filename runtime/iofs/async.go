@@ -64,15 +64,13 @@ func (e *directEngine) syncAsync(f *File, done func(error)) error {
 		}
 		// Reaped inside some operation's wait or in poll: only record it;
 		// callbacks run once the FS is between operations.
-		e.async--
 		e.finished = append(e.finished, asyncDone{done: done, err: err})
 	})
 	if err != nil {
 		return f.pathError("fdatasync", err)
 	}
-	e.async++
 	if _, err := e.ring.Submit(); err != nil {
-		// The operation is queued (and counted): a later submit or wait
+		// The operation is queued (and in flight): a later submit or wait
 		// takes it; report the failure to submit it now.
 		return f.pathError("fdatasync", fmt.Errorf("submit: %w", err))
 	}
@@ -98,14 +96,15 @@ func (e *directEngine) runFinished() {
 func (e *directEngine) waitAsync() error {
 	for {
 		e.runFinished()
-		if e.async == 0 {
+		inFlight := e.inFlight() // between operations: only asynchronous ones
+		if inFlight == 0 {
 			return nil
 		}
 		e.use.enter()
 		err := e.ring.SubmitAndWait(1)
 		e.use.leave()
 		if err != nil {
-			return fmt.Errorf("wait for %d asynchronous operations: %w", e.async, err)
+			return fmt.Errorf("wait for %d asynchronous operations: %w", inFlight, err)
 		}
 	}
 }

@@ -14,23 +14,7 @@ import (
 // batch holds one message of 1 KiB or 1 MiB; stamping it (offset and
 // checksum) is part of each iteration, as in the broker.
 func BenchmarkLogAppend(b *testing.B) {
-	sizes := []struct {
-		name  string
-		bytes int
-	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}}
-	for _, size := range sizes {
-		for _, sync := range []bool{false, true} {
-			for _, engine := range benchEngines {
-				name := size.name + "/nosync/" + engine.name
-				if sync {
-					name = size.name + "/fdatasync/" + engine.name
-				}
-				b.Run(name, func(b *testing.B) {
-					benchLogAppend(b, engine.fs(b), size.bytes, sync)
-				})
-			}
-		}
-	}
+	runAppendBenchmarks(b, benchLogAppend)
 }
 
 func benchLogAppend(b *testing.B, fsys storage.FS, payloadBytes int, sync bool) {

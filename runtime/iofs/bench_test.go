@@ -30,6 +30,13 @@ var benchEngines = []struct {
 // engine, with and without an fdatasync after every write. b.SetBytes
 // makes the output report MB/s.
 func BenchmarkSegmentAppend(b *testing.B) {
+	runAppendBenchmarks(b, benchAppend)
+}
+
+// runAppendBenchmarks runs bench as sub-benchmarks over every write size
+// (1 KiB, 1 MiB), without and with an fdatasync after each write, and
+// every engine: "{size}/{nosync|fdatasync}/{engine}".
+func runAppendBenchmarks(b *testing.B, bench func(b *testing.B, fsys storage.FS, bytes int, sync bool)) {
 	sizes := []struct {
 		name  string
 		bytes int
@@ -42,7 +49,7 @@ func BenchmarkSegmentAppend(b *testing.B) {
 					name = size.name + "/fdatasync/" + engine.name
 				}
 				b.Run(name, func(b *testing.B) {
-					benchAppend(b, engine.fs(b), size.bytes, sync)
+					bench(b, engine.fs(b), size.bytes, sync)
 				})
 			}
 		}

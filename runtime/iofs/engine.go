@@ -135,6 +135,16 @@ func prepareRequest(ring *uring.Ring, req *request) error {
 	}
 }
 
+// mustEnter stops on an io_uring_enter failure of either engine. The
+// binding already retries EINTR, EAGAIN and EBUSY; anything else on a ring
+// we own means a bug, and with operations in flight whose completions (and
+// pinned buffers) would never be released there is no safe way on.
+func mustEnter(ring *uring.Ring, err error) {
+	if err != nil {
+		panic(fmt.Sprintf("iofs: io_uring_enter failed with %d operations in flight: %v", ring.InFlight(), err))
+	}
+}
+
 // loopEngine owns one ring and its submitter goroutine.
 //
 // Lock order: mu only; it guards closed against concurrent sends and is
@@ -150,18 +160,16 @@ type loopEngine struct {
 	// io_uring_enter (see wake and sleep).
 	posted   atomic.Uint64 // requests announced by callers
 	sleeping atomic.Bool
-	wakeFD   int
 
 	stopped chan struct{}
 	loopErr error // written by the loop before stopped closes
 
-	// Owned by the loop goroutine.
-	ring      *uring.Ring
-	interval  int
-	taken     uint64 // requests received; Invariant: taken <= posted
-	wakeBuf   [8]byte
-	wakeArmed bool
-	stopping  bool
+	// Owned by the loop goroutine (waker's fd is read by callers too).
+	ring     *uring.Ring
+	interval int
+	taken    uint64 // requests received; Invariant: taken <= posted
+	waker    wakeRead
+	stopping bool
 }
 
 // engineEntriesMin is the smallest ring the engine runs: the wake-up read
@@ -178,20 +186,18 @@ func newLoopEngine(cfg uring.Config) (*loopEngine, error) {
 	if ring.Capacity() < engineEntriesMin {
 		return nil, errors.Join(fmt.Errorf("ring of %d entries, the io engine needs %d: %w", ring.Capacity(), engineEntriesMin, uring.ErrConfig), ring.Close())
 	}
-	wakeFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("eventfd: %w", err), ring.Close())
-	}
 	e := &loopEngine{
 		requests: make(chan *request, requestQueueMax),
-		wakeFD:   wakeFD,
 		stopped:  make(chan struct{}),
 		ring:     ring,
 		interval: ring.Config().EventInterval,
 	}
+	if err := e.waker.init(e.onWake); err != nil {
+		return nil, errors.Join(err, ring.Close())
+	}
 	e.pool.New = newRequest
-	if err := e.armWake(); err != nil {
-		return nil, errors.Join(err, ring.Close(), unix.Close(wakeFD))
+	if err := e.waker.arm(ring); err != nil {
+		return nil, errors.Join(err, ring.Close(), unix.Close(e.waker.fd))
 	}
 	go e.loop()
 	return e, nil
@@ -234,31 +240,17 @@ func (e *loopEngine) wake() {
 	if !e.sleeping.Load() || !e.sleeping.Swap(false) {
 		return
 	}
-	var one = [8]byte{1}
-	for {
-		_, err := unix.Write(e.wakeFD, one[:])
-		if err != unix.EINTR {
-			// EAGAIN means the counter is saturated: the loop is being
-			// woken anyway. Other errors cannot happen on our eventfd.
-			return
-		}
-	}
+	// Errors cannot happen on our eventfd (a saturated counter would
+	// block, and means the loop is being woken anyway).
+	_ = e.waker.signal()
 }
 
-// armWake keeps a read of the eventfd in flight so a caller can interrupt
-// the loop's wait.
-func (e *loopEngine) armWake() error {
-	if err := e.ring.PrepareRead(e.wakeFD, e.wakeBuf[:], -1, 0, e.onWake); err != nil {
-		return fmt.Errorf("arm wake-up read: %w", err)
-	}
-	e.wakeArmed = true
-	return nil
-}
-
+// onWake keeps a read of the eventfd in flight, so a caller can interrupt
+// the loop's wait, until shutdown retires it.
 func (e *loopEngine) onWake(uring.Completion) {
-	e.wakeArmed = false
+	e.waker.complete()
 	if !e.stopping {
-		if err := e.armWake(); err != nil {
+		if err := e.waker.arm(e.ring); err != nil {
 			panic(fmt.Sprintf("iofs: %v", err)) // only on a closed ring: a bug of ours
 		}
 	}
@@ -266,10 +258,4 @@ func (e *loopEngine) onWake(uring.Completion) {
 
 // busy is the number of caller operations in flight (the wake-up read
 // excluded).
-func (e *loopEngine) busy() int {
-	n := e.ring.InFlight()
-	if e.wakeArmed {
-		n--
-	}
-	return n
-}
+func (e *loopEngine) busy() int { return e.waker.others(e.ring) }

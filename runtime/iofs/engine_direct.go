@@ -2,9 +2,6 @@ package iofs
 
 import (
 	"errors"
-	"fmt"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/stratabroker/strata/runtime/uring"
 )
@@ -20,17 +17,12 @@ type directEngine struct {
 	// req is the engine's only request: one operation runs at a time.
 	req    request
 	closed bool
-	// async counts asynchronous operations in flight (SyncAsync);
-	// finished holds those done whose callbacks have not run yet, spare
-	// is the other half of that double buffer.
-	async           int
+	// finished holds the asynchronous operations (SyncAsync) done whose
+	// callbacks have not run yet, spare is the other half of that double
+	// buffer. Those still in flight are inFlight() between operations.
 	finished, spare []asyncDone
-	// The wake-up eventfd (sleep.go): its read is in flight while
-	// wakeArmed, into wakeBuf.
-	wakeFD    int
-	wakeBuf   [8]byte
-	wakeArmed bool
-	onWakeFn  uring.Callback
+	// waker's read is in flight while a shard sleeps (sleep.go).
+	waker wakeRead
 	// use catches overlapping operations in the invariants build.
 	use useCheck
 }
@@ -41,13 +33,11 @@ func newDirectEngine(cfg uring.Config) (*directEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	wakeFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("eventfd: %w", err), ring.Close())
+	e := &directEngine{ring: ring}
+	if err := e.waker.init(e.onWake); err != nil {
+		return nil, errors.Join(err, ring.Close())
 	}
-	e := &directEngine{ring: ring, wakeFD: wakeFD}
 	e.req.callback = e.req.completeInPlace
-	e.onWakeFn = e.onWake
 	return e, nil
 }
 
@@ -79,12 +69,7 @@ func (e *directEngine) do(req *request) (int32, error) {
 		return 0, err
 	}
 	for !req.finished {
-		if err := e.ring.SubmitAndWait(1); err != nil {
-			// As in the loop engine: the binding retries what can be
-			// retried, and with our operation in flight (its buffer
-			// pinned by the ring) there is no safe way on.
-			panic(fmt.Sprintf("iofs: io_uring_enter failed with %d operations in flight: %v", e.ring.InFlight(), err))
-		}
+		mustEnter(e.ring, e.ring.SubmitAndWait(1))
 	}
 	return req.result()
 }
@@ -104,13 +89,7 @@ func (e *directEngine) poll() int {
 }
 
 // inFlight counts the operations in flight, the wake-up read excluded.
-func (e *directEngine) inFlight() int {
-	n := e.ring.InFlight()
-	if e.wakeArmed {
-		n--
-	}
-	return n
-}
+func (e *directEngine) inFlight() int { return e.waker.others(e.ring) }
 
 // close waits for asynchronous operations in flight, runs their
 // callbacks, and closes the ring.
@@ -122,11 +101,5 @@ func (e *directEngine) close() error {
 	e.use.enter()
 	defer e.use.leave()
 	e.closed = true
-	retireErr := e.retireWake()
-	if retireErr != nil {
-		// The read cannot complete: closing the ring would wait for it
-		// forever. Leave the ring to process exit.
-		return errors.Join(waitErr, retireErr)
-	}
-	return errors.Join(waitErr, e.ring.Close(), unix.Close(e.wakeFD))
+	return errors.Join(waitErr, e.waker.close(e.ring))
 }

@@ -1,12 +1,5 @@
 package iofs
 
-import (
-	"errors"
-	"fmt"
-
-	"golang.org/x/sys/unix"
-)
-
 // loop is the submitter goroutine: the only code that touches the ring.
 func (e *loopEngine) loop() {
 	defer close(e.stopped)
@@ -65,15 +58,7 @@ func (e *loopEngine) submit() {
 	e.must(err)
 }
 
-// must stops on an io_uring_enter failure. The binding already retries
-// EINTR, EAGAIN and EBUSY; anything else on a ring we own means a bug, and
-// with operations in flight whose completions would never arrive there is
-// no safe way on.
-func (e *loopEngine) must(err error) {
-	if err != nil {
-		panic(fmt.Sprintf("iofs: io_uring_enter failed with %d operations in flight: %v", e.ring.InFlight(), err))
-	}
-}
+func (e *loopEngine) must(err error) { mustEnter(e.ring, err) }
 
 // start queues one request on the ring (its callback finishes it).
 func (e *loopEngine) start(req *request) {
@@ -90,13 +75,7 @@ func (e *loopEngine) shutdown() error {
 		e.must(e.ring.SubmitAndWait(1))
 	}
 	e.stopping = true
-	var one = [8]byte{1}
-	if _, err := unix.Write(e.wakeFD, one[:]); err != nil {
-		// The wake-up read cannot complete, so closing the ring would wait
-		// for it forever: leave the ring to process exit and report.
-		return fmt.Errorf("wake for shutdown: %w", err)
-	}
-	return errors.Join(e.ring.Close(), unix.Close(e.wakeFD))
+	return e.waker.close(e.ring)
 }
 
 // close stops accepting requests, waits for the loop to finish what is in

@@ -1,12 +1,6 @@
 package iofs
 
-import (
-	"fmt"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/stratabroker/strata/runtime/uring"
-)
+import "github.com/stratabroker/strata/runtime/uring"
 
 // A NewDirect FS is a shard.Sleeper: the shard's loop sleeps in the ring
 // (io_uring_enter waiting for a completion) while operations are in flight,
@@ -30,20 +24,8 @@ func (f *FS) Wake() {
 	}
 }
 
-// armWake keeps a read of the wake-up eventfd in flight.
-func (e *directEngine) armWake() error {
-	if e.wakeArmed {
-		return nil
-	}
-	if err := e.ring.PrepareRead(e.wakeFD, e.wakeBuf[:], -1, 0, e.onWakeFn); err != nil {
-		return fmt.Errorf("arm wake-up read: %w", err)
-	}
-	e.wakeArmed = true
-	return nil
-}
-
 // onWake runs when the eventfd read completes (a Wake).
-func (e *directEngine) onWake(uring.Completion) { e.wakeArmed = false }
+func (e *directEngine) onWake(uring.Completion) { e.waker.complete() }
 
 // sleep waits in the ring for one completion, the wake-up read included.
 func (e *directEngine) sleep() {
@@ -51,7 +33,7 @@ func (e *directEngine) sleep() {
 		return
 	}
 	e.use.enter()
-	err := e.armWake()
+	err := e.waker.arm(e.ring)
 	if err == nil {
 		err = e.ring.SubmitAndWait(1)
 	}
@@ -63,29 +45,6 @@ func (e *directEngine) sleep() {
 	e.runFinished()
 }
 
-// wake completes the pending eventfd read (or the next one).
-func (e *directEngine) wake() {
-	one := [8]byte{1}
-	for {
-		_, err := unix.Write(e.wakeFD, one[:])
-		if err != unix.EINTR {
-			// EAGAIN: the counter is saturated, a wake is pending anyway.
-			return
-		}
-	}
-}
-
-// retireWake completes and reaps the wake-up read before the ring closes
-// (closing waits for everything in flight).
-func (e *directEngine) retireWake() error {
-	if !e.wakeArmed {
-		return nil
-	}
-	e.wake()
-	for e.wakeArmed {
-		if err := e.ring.SubmitAndWait(1); err != nil {
-			return fmt.Errorf("retire the wake-up read: %w", err)
-		}
-	}
-	return nil
-}
+// wake completes the pending eventfd read (or the next one). Errors
+// cannot happen on our eventfd.
+func (e *directEngine) wake() { _ = e.waker.signal() }

@@ -298,10 +298,6 @@ func (m *FS) CrashTorn(p string, keepBytes int64) {
 	}
 }
 
-// CrashProcess simulates the process dying while the kernel survives:
-// data is kept (the page cache is not lost) but handles become stale.
-func (m *FS) CrashProcess() { m.generation++ }
-
 // InjectReadError makes reads of p overlapping [offset, offset+length) fail
 // with ErrInjected until ClearFaults.
 func (m *FS) InjectReadError(p string, offset, length int64) {
