@@ -258,28 +258,35 @@ func (c *Client) ensureConnLocked(ctx context.Context) error {
 
 // request describes one command to execute.
 type request struct {
-	code wire.Code
+	body requestBody
 	info wire.CodeInfo
-	// build appends the body to dst.
-	build func(dst []byte) ([]byte, error)
 	// decode receives the payload (result section stripped); the slice is
-	// only valid during the call.
+	// only valid during the call. nil ignores the payload.
 	decode func(payload []byte) error
+}
+
+// newRequest describes the command of body.
+func newRequest(body requestBody, decode func([]byte) error) (request, error) {
+	info, ok := wire.LookupCode(body.Code())
+	if !ok {
+		return request{}, fmt.Errorf("%w: unknown command code %d", ErrInvalidArgument, body.Code())
+	}
+	return request{body: body, info: info, decode: decode}, nil
 }
 
 // exec runs one command: ensures the connection, builds the frame, sends
 // it, reads the reply and decodes it, replaying on transient answers.
-func (c *Client) exec(ctx context.Context, code wire.Code, build func([]byte) ([]byte, error), decode func([]byte) error) error {
-	info, ok := wire.LookupCode(code)
-	if !ok {
-		return fmt.Errorf("%w: unknown command code %d", ErrInvalidArgument, code)
+func (c *Client) exec(ctx context.Context, body requestBody, decode func([]byte) error) error {
+	r, err := newRequest(body, decode)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ensureConnLocked(ctx); err != nil {
 		return err
 	}
-	return c.execLocked(ctx, request{code: code, info: info, build: build, decode: decode})
+	return c.execLocked(ctx, r)
 }
 
 // execLocked is exec with mu held and a connection present.
@@ -344,12 +351,12 @@ func (c *Client) buildFrameLocked(r request, number, session uint64) ([]byte, er
 		c.frame = make([]byte, wire.HeaderSize, 4096)
 	}
 	frame := c.frame[:wire.HeaderSize]
-	var err error
-	if r.build != nil {
-		frame, err = r.build(frame)
-		if err != nil {
-			return nil, err
-		}
+	frame, err := r.body.AppendTo(frame)
+	if err != nil && !errors.Is(err, ErrInvalidArgument) {
+		err = fmt.Errorf("%w: %s: %w", ErrInvalidArgument, r.info.Name, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(frame) > wire.MaxFrameSize {
 		return nil, fmt.Errorf("%w: %s request of %d bytes exceeds the %d-byte frame limit",
@@ -362,7 +369,7 @@ func (c *Client) buildFrameLocked(r request, number, session uint64) ([]byte, er
 		Request:   number,
 		Operation: r.info.Operation,
 		Session:   session,
-		Code:      r.code,
+		Code:      r.body.Code(),
 	}
 	if c.opts.stampChecksums && stampsChecksum(r.info.Operation) {
 		h.RequestChecksum = wire.RequestChecksum(frame[wire.HeaderSize:])
@@ -448,7 +455,7 @@ func (c *Client) checkReplyLocked(frame []byte, r request, number uint64) ([]byt
 			c.relogin = nil
 		}
 		code := ev.Reason.SDKError(ev.ServerProtocolVersion, ev.ServerProtocolVersionMin)
-		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.code), Eviction: uint8(ev.Reason)}
+		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.body.Code()), Eviction: uint8(ev.Reason)}
 	case wire.CommandReply:
 	default:
 		c.dropConnLocked()
@@ -465,7 +472,7 @@ func (c *Client) checkReplyLocked(frame []byte, r request, number uint64) ([]byt
 	}
 	body := frame[wire.HeaderSize:]
 	if h.Status != wire.ErrorCodeOK {
-		return nil, &Error{Code: h.Status, Operation: r.info.Operation, Command: uint32(r.code)}
+		return nil, &Error{Code: h.Status, Operation: r.info.Operation, Command: uint32(r.body.Code())}
 	}
 	if !h.Operation.IsResultFramed() || (h.Operation == wire.OpRegister && len(body) == 0) {
 		return body, nil
@@ -476,7 +483,7 @@ func (c *Client) checkReplyLocked(frame []byte, r request, number uint64) ([]byt
 		return nil, fmt.Errorf("%w: %s: %w", ErrProtocol, r.info.Name, err)
 	}
 	if code != wire.ErrorCodeOK {
-		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.code)}
+		return nil, &Error{Code: code, Operation: r.info.Operation, Command: uint32(r.body.Code())}
 	}
 	return payload, nil
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/stratabroker/strata/net/wire"
 )
 
-// The client's own body encoders and record decoders are checked here
-// against net/wire's codec, which the server uses.
+// net/wire encodes the client's request bodies and decodes its records;
+// these tests check the client's conversions to and from net/wire's types
+// and that every request body the client sends re-encodes identically.
 
 // fieldAliases maps net/wire field names to the client's where they differ.
 var fieldAliases = map[string]string{"TopicHeader": "Topic", "Derived": "DerivedOptions"}
@@ -70,6 +71,24 @@ func sameValue(t *testing.T, path string, w, c reflect.Value) {
 	default:
 		t.Fatalf("%s: unhandled kind %s", path, w.Kind())
 	}
+}
+
+// decodePermissions, appendPermissions and parseOptions are the client's
+// codec for permissions and options blocks: net/wire's, through the
+// client's conversions.
+func decodePermissions(b []byte) (*Permissions, error) {
+	w, err := wire.DecodePermissions(b)
+	if err != nil {
+		return nil, err
+	}
+	return permissionsFromWire(&w), nil
+}
+
+func appendPermissions(dst []byte, p *Permissions) []byte { return permissionsToWire(p).AppendTo(dst) }
+
+func parseOptions(block []byte) (Options, error) {
+	o, err := wire.ParseOptions(block)
+	return optionsFromWire(o), err
 }
 
 func samplePermissions() *wire.Permissions {

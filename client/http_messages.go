@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // headerItemJSON is one side of a user header on the REST API: the TLV
@@ -96,11 +98,11 @@ type partitioningJSON struct {
 }
 
 func (p Partitioning) json() partitioningJSON {
-	switch p.kind {
-	case partitioningPartitionID:
-		return partitioningJSON{Kind: "partition_id", Value: p.partition}
-	case partitioningMessagesKey:
-		return partitioningJSON{Kind: "messages_key", Value: base64.StdEncoding.EncodeToString(p.key)}
+	switch p.w.Kind {
+	case wire.PartitioningPartitionID:
+		return partitioningJSON{Kind: "partition_id", Value: p.w.PartitionID}
+	case wire.PartitioningMessagesKey:
+		return partitioningJSON{Kind: "messages_key", Value: base64.StdEncoding.EncodeToString(p.w.Key)}
 	}
 	return partitioningJSON{Kind: "balanced"}
 }
@@ -140,7 +142,7 @@ var pollKindNames = map[uint8]string{StrategyOffset: "offset", StrategyTimestamp
 // consumerQuery renders an individual consumer's id; groups are not
 // served over HTTP.
 func consumerQuery(consumer Consumer) (string, error) {
-	if consumer.kind == consumerKindGroup {
+	if consumer.kind == wire.ConsumerKindGroup {
 		return "", fmt.Errorf("%w: consumer groups are not served over HTTP", ErrInvalidArgument)
 	}
 	return consumer.id.String(), nil

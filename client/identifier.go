@@ -2,6 +2,8 @@ package client
 
 import (
 	"strconv"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // Identifier names a stream, topic, user or consumer group either by its
@@ -42,4 +44,13 @@ func (i Identifier) String() string {
 		return strconv.FormatUint(uint64(i.id), 10)
 	}
 	return i.name
+}
+
+// toWire returns the identifier in net/wire's form; an empty name is
+// numeric id 0, as for the zero value.
+func (i Identifier) toWire() wire.Identifier {
+	if i.name == "" {
+		return wire.NumericID(i.id)
+	}
+	return wire.NamedID(i.name)
 }

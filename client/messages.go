@@ -20,49 +20,27 @@ const (
 // MessageID is a message's 128-bit id (Low = bytes 0..8 of the field).
 type MessageID = wire.MessageID
 
-// Partitioning kinds (§4.4).
-const (
-	partitioningBalanced    = 1
-	partitioningPartitionID = 2
-	partitioningMessagesKey = 3
-)
-
-// Partitioning chooses the partition a send lands in (§4.4).
+// Partitioning chooses the partition a send lands in (§4.4). The zero
+// value is Balanced.
 type Partitioning struct {
-	kind      uint8
-	partition uint32
-	key       []byte
+	w wire.Partitioning
 }
 
 // Balanced lets the server pick partitions round-robin.
-func Balanced() Partitioning { return Partitioning{kind: partitioningBalanced} }
+func Balanced() Partitioning { return Partitioning{wire.Balanced()} }
 
 // PartitionID sends to one partition.
-func PartitionID(id uint32) Partitioning {
-	return Partitioning{kind: partitioningPartitionID, partition: id}
-}
+func PartitionID(id uint32) Partitioning { return Partitioning{wire.PartitionIDPartitioning(id)} }
 
 // MessagesKey sends to the partition the server derives from key (1..255
 // bytes).
-func MessagesKey(key []byte) Partitioning {
-	return Partitioning{kind: partitioningMessagesKey, key: key}
-}
+func MessagesKey(key []byte) Partitioning { return Partitioning{wire.MessagesKey(key)} }
 
-func appendPartitioning(dst []byte, p Partitioning) ([]byte, error) {
-	switch p.kind {
-	case partitioningBalanced, 0:
-		return append(dst, partitioningBalanced, 0), nil
-	case partitioningPartitionID:
-		dst = append(dst, partitioningPartitionID, 4)
-		return appendU32(dst, p.partition), nil
-	case partitioningMessagesKey:
-		if len(p.key) == 0 || len(p.key) > nameLenMax {
-			return nil, fmt.Errorf("%w: messages key must be 1..%d bytes", ErrInvalidArgument, nameLenMax)
-		}
-		dst = append(dst, partitioningMessagesKey, byte(len(p.key)))
-		return append(dst, p.key...), nil
+func (p Partitioning) toWire() wire.Partitioning {
+	if p.w.Kind == 0 {
+		return wire.Balanced()
 	}
-	return nil, fmt.Errorf("%w: partitioning kind %d", ErrInvalidArgument, p.kind)
+	return p.w
 }
 
 // Message is a message to send or a polled message.
@@ -95,34 +73,55 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic Identifier, par
 	}
 	var out []SendConfirmation
 	now := uint64(time.Now().UnixMicro())
-	err := c.exec(ctx, wire.CodeSendMessages, func(dst []byte) ([]byte, error) {
-		return c.appendSendBody(dst, stream, topic, partitioning, messages, now)
-	}, func(p []byte) error {
-		r := reader{b: p}
-		n := boundedCount(&r, r.u32("confirmation count"), 20)
-		for i := 0; i < n && r.err == nil; i++ {
-			out = append(out, SendConfirmation{StreamID: r.u32("stream_id"), TopicID: r.u32("topic_id"),
-				PartitionID: r.u32("partition_id"), BaseOffset: r.u64("base_offset")})
-		}
-		return finish(&r)
+	body := sendBody{c: c, stream: stream, topic: topic, partitioning: partitioning, messages: messages, now: now}
+	err := c.exec(ctx, &body, func(p []byte) (err error) {
+		out, err = decodeSendConfirmations(p)
+		return err
 	})
 	return out, err
+}
+
+// decodeSendConfirmations decodes the SendMessages reply (§6.5) straight
+// into the client's type: wire.SendMessagesReply.Decode has the same
+// rules but would cost a second slice on the send path.
+func decodeSendConfirmations(p []byte) ([]SendConfirmation, error) {
+	if len(p) < 4 || uint64(binary.LittleEndian.Uint32(p))*wire.SendConfirmationSize != uint64(len(p)-4) {
+		return nil, fmt.Errorf("send reply of %d bytes: %w", len(p), wire.ErrTruncated)
+	}
+	out := make([]SendConfirmation, binary.LittleEndian.Uint32(p))
+	for i := range out {
+		b := p[4+i*wire.SendConfirmationSize:]
+		out[i] = SendConfirmation{StreamID: binary.LittleEndian.Uint32(b), TopicID: binary.LittleEndian.Uint32(b[4:]),
+			PartitionID: binary.LittleEndian.Uint32(b[8:]), BaseOffset: binary.LittleEndian.Uint64(b[12:])}
+	}
+	return out, nil
+}
+
+// sendBody is the SendMessages body: appendSendBody encodes it into the
+// request frame, with the client's reused batch builder.
+type sendBody struct {
+	c             *Client
+	stream, topic Identifier
+	partitioning  Partitioning
+	messages      []Message
+	now           uint64
+}
+
+func (*sendBody) Code() wire.Code { return wire.CodeSendMessages }
+
+func (b *sendBody) AppendTo(dst []byte) ([]byte, error) {
+	return b.c.appendSendBody(dst, b.stream, b.topic, b.partitioning, b.messages, b.now)
 }
 
 // appendSendBody appends the §6.4 body. Called under c.mu (it uses the
 // client's batch builder and header scratch buffer).
 func (c *Client) appendSendBody(dst []byte, stream, topic Identifier, partitioning Partitioning, messages []Message, now uint64) ([]byte, error) {
-	metaAt := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	dst, err := identifierBody(stream, topic)(dst)
+	meta := wire.SendMessagesRequest{StreamID: stream.toWire(), TopicID: topic.toWire(),
+		Partitioning: partitioning.toWire(), MessagesCount: uint32(len(messages))}
+	dst, err := meta.AppendMetadataTo(dst)
 	if err != nil {
 		return nil, err
 	}
-	if dst, err = appendPartitioning(dst, partitioning); err != nil {
-		return nil, err
-	}
-	dst = appendU32(dst, uint32(len(messages)))
-	binary.LittleEndian.PutUint32(dst[metaAt:], uint32(len(dst)-metaAt-4))
 
 	c.batch.Reset()
 	for i := range messages {
@@ -152,35 +151,30 @@ func (c *Client) appendSendBody(dst []byte, stream, topic Identifier, partitioni
 	return append(dst, batch...), nil
 }
 
-// Consumer kinds (§4.3).
-const (
-	consumerKindConsumer = 1
-	consumerKindGroup    = 2
-)
-
-// Consumer identifies who polls or owns an offset (§4.3).
+// Consumer identifies who polls or owns an offset (§4.3). The zero value
+// is the individual consumer with numeric id 0.
 type Consumer struct {
-	kind uint8
+	kind wire.ConsumerKind
 	id   Identifier
 }
 
 // IndividualConsumer is a plain consumer (kind 1); a named one is keyed by
 // XXH32 of its name on the server.
 func IndividualConsumer(id Identifier) Consumer {
-	return Consumer{kind: consumerKindConsumer, id: id}
+	return Consumer{kind: wire.ConsumerKindSingle, id: id}
 }
 
 // GroupConsumer is a consumer group (kind 2).
 func GroupConsumer(group Identifier) Consumer {
-	return Consumer{kind: consumerKindGroup, id: group}
+	return Consumer{kind: wire.ConsumerKindGroup, id: group}
 }
 
-func appendConsumer(dst []byte, c Consumer) ([]byte, error) {
+func (c Consumer) toWire() wire.Consumer {
 	kind := c.kind
 	if kind == 0 {
-		kind = consumerKindConsumer
+		kind = wire.ConsumerKindSingle
 	}
-	return appendIdentifier(append(dst, kind), c.id)
+	return wire.Consumer{Kind: kind, ID: c.id.toWire()}
 }
 
 // PollingStrategy says where a poll starts (§4.5).
@@ -249,43 +243,31 @@ func (c *Client) PollMessagesInto(ctx context.Context, req PollRequest, dst *Pol
 	if req.Strategy.Kind < StrategyOffset || req.Strategy.Kind > StrategyNext {
 		return fmt.Errorf("%w: polling strategy kind %d", ErrInvalidArgument, req.Strategy.Kind)
 	}
-	return c.exec(ctx, wire.CodePollMessages, func(b []byte) ([]byte, error) {
-		b, err := appendConsumer(b, req.Consumer)
-		if err != nil {
-			return nil, err
-		}
-		if b, err = identifierBody(req.Stream, req.Topic)(b); err != nil {
-			return nil, err
-		}
-		b = append(b, 1)
-		b = appendU32(b, req.Partition)
-		b = append(b, req.Strategy.Kind)
-		b = appendU64(b, req.Strategy.Value)
-		b = appendU32(b, req.Count)
-		return append(b, b2u(req.AutoCommit)), nil
-	}, func(p []byte) error {
+	body := wire.PollMessagesRequest{Consumer: req.Consumer.toWire(), StreamID: req.Stream.toWire(),
+		TopicID: req.Topic.toWire(), Partition: wire.SomePartition(req.Partition),
+		Strategy: wire.PollingStrategy{Kind: wire.PollingKind(req.Strategy.Kind), Value: req.Strategy.Value},
+		Count:    req.Count, AutoCommit: req.AutoCommit}
+	return c.exec(ctx, &body, func(p []byte) error {
 		dst.buf = append(dst.buf[:0], p...)
 		return decodePolled(dst)
 	})
 }
 
 // pollHeaderSize is the fixed head of a poll reply.
-const pollHeaderSize = 16
+const pollHeaderSize = wire.PolledMessagesHeaderSize
 
 // decodePolled parses dst.buf (§6.6): the 16-byte head, then batch records
 // whose frames give offset = base_offset + offset_delta (not assumed to
 // start at 0), timestamp = base_timestamp and origin timestamp =
 // origin_timestamp + timestamp_delta.
 func decodePolled(dst *PolledMessages) error {
-	b := dst.buf
 	dst.Messages = dst.Messages[:0]
-	if len(b) < pollHeaderSize {
-		return fmt.Errorf("poll reply of %d bytes: %w", len(b), wire.ErrTruncated)
+	head, b, err := wire.DecodePolledMessages(dst.buf)
+	if err != nil {
+		return err
 	}
-	dst.PartitionID = binary.LittleEndian.Uint32(b)
-	dst.CurrentOffset = binary.LittleEndian.Uint64(b[4:])
-	count := binary.LittleEndian.Uint32(b[12:])
-	pos := pollHeaderSize
+	dst.PartitionID, dst.CurrentOffset = head.PartitionID, head.CurrentOffset
+	pos := 0
 	for pos < len(b) {
 		if len(b)-pos < wire.BatchHeaderSize {
 			return fmt.Errorf("batch header at byte %d: %w", pos, wire.ErrTruncated)
@@ -320,8 +302,8 @@ func decodePolled(dst *PolledMessages) error {
 		}
 		pos += int(length)
 	}
-	if uint32(len(dst.Messages)) != count {
-		return fmt.Errorf("poll reply announces %d messages, carries %d: %w", count, len(dst.Messages), wire.ErrBatchMalformed)
+	if uint32(len(dst.Messages)) != head.Count {
+		return fmt.Errorf("poll reply announces %d messages, carries %d: %w", head.Count, len(dst.Messages), wire.ErrBatchMalformed)
 	}
 	return nil
 }

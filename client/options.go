@@ -12,7 +12,7 @@ const (
 	// DefaultAddress is the TCP address of a default server.
 	DefaultAddress = "127.0.0.1:8090"
 	// SDKName is what the client announces at login (§2.3).
-	SDKName = "strata-go"
+	SDKName = wire.SDKName
 	// SDKVersion is the client's version string announced at login.
 	SDKVersion = "0.1.0"
 	// HeartbeatInterval is the ping period the Iggy SDKs use (§2.6).

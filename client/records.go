@@ -1,7 +1,7 @@
 package client
 
 import (
-	"fmt"
+	"bytes"
 
 	"github.com/stratabroker/strata/net/wire"
 )
@@ -211,231 +211,120 @@ type ConsumerGroupDetails struct {
 	Members []ConsumerGroupMember `json:"members"`
 }
 
-// Record decoders. Each reads one record from r; errors stick in r.
+// Record decoders. net/wire decodes the records, with the codec the server
+// encodes them with; the functions below convert its types to the client's.
+// Option values are copied: the reply buffer they alias is reused.
 
-func readOptionsBlock(r *reader, what string) Options {
-	block := r.block32(what)
-	if r.err != nil || len(block) == 0 {
+// fromWire converts each element of ws; it returns nil for an empty list,
+// as the client's JSON renders no records as null.
+func fromWire[W, C any](ws []W, convert func(*W) C) []C {
+	if len(ws) == 0 {
 		return nil
 	}
-	o, err := parseOptions(block)
-	if err != nil && r.err == nil {
-		r.err = fmt.Errorf("%s: %w", what, err)
+	out := make([]C, len(ws))
+	for i := range ws {
+		out[i] = convert(&ws[i])
 	}
-	return o
+	return out
 }
 
-func readStream(r *reader) Stream {
-	var s Stream
-	s.ID = r.u32("stream id")
-	s.CreatedAt = r.u64("created_at")
-	s.TopicsCount = r.u32("topics_count")
-	s.SizeBytes = r.u64("size_bytes")
-	s.MessagesCount = r.u64("messages_count")
-	s.Name = r.name("stream name")
-	s.Options = readOptionsBlock(r, "stream options")
-	return s
-}
-
-func readTopic(r *reader) Topic {
-	var t Topic
-	t.ID = r.u32("topic id")
-	t.CreatedAt = r.u64("created_at")
-	t.PartitionsCount = r.u32("partitions_count")
-	t.MessageExpiry = r.u64("message_expiry")
-	t.CompressionAlgorithm = r.u8("compression_algorithm")
-	t.MaxTopicSize = r.u64("max_topic_size")
-	t.SizeBytes = r.u64("size_bytes")
-	t.MessagesCount = r.u64("messages_count")
-	t.Name = r.name("topic name")
-	t.Options = readOptionsBlock(r, "topic options")
-	t.DerivedOptions = readOptionsBlock(r, "topic derived options")
-	return t
-}
-
-func readPartition(r *reader) Partition {
-	var p Partition
-	p.ID = r.u32("partition id")
-	p.CreatedAt = r.u64("created_at")
-	p.SegmentsCount = r.u32("segments_count")
-	p.CurrentOffset = r.u64("current_offset")
-	p.SizeBytes = r.u64("size_bytes")
-	p.MessagesCount = r.u64("messages_count")
-	return p
-}
-
-// recordCountMax bounds counts read from the wire before allocating.
-func boundedCount(r *reader, n uint32, minRecord int) int {
-	if r.err != nil {
-		return 0
+func optionsFromWire(o wire.Options) Options {
+	if len(o) == 0 {
+		return nil
 	}
-	if uint64(n)*uint64(minRecord) > uint64(len(r.b)-r.pos) {
-		r.fail("record count")
-		return 0
+	out := make(Options, len(o))
+	for i, e := range o {
+		out[i] = OptionEntry{Key: e.Key, Value: Value{Kind: Kind(e.Value.Kind), Data: bytes.Clone(e.Value.Data)}}
 	}
-	return int(n)
+	return out
 }
+
+func streamFromWire(s *wire.Stream) Stream {
+	return Stream{ID: s.ID, CreatedAt: s.CreatedAt, TopicsCount: s.TopicsCount, SizeBytes: s.SizeBytes,
+		MessagesCount: s.MessagesCount, Name: s.Name, Options: optionsFromWire(s.Options)}
+}
+
+func topicFromWire(t *wire.TopicHeader) Topic {
+	return Topic{ID: t.ID, CreatedAt: t.CreatedAt, PartitionsCount: t.PartitionsCount,
+		MessageExpiry: t.MessageExpiry, CompressionAlgorithm: t.CompressionAlgorithm,
+		MaxTopicSize: t.MaxTopicSize, SizeBytes: t.SizeBytes, MessagesCount: t.MessagesCount,
+		Name: t.Name, Options: optionsFromWire(t.Options), DerivedOptions: optionsFromWire(t.Derived)}
+}
+
+func userFromWire(u *wire.User) User {
+	return User{ID: u.ID, CreatedAt: u.CreatedAt, Status: uint8(u.Status), Username: u.Username,
+		Options: optionsFromWire(u.Options)}
+}
+
+func consumerGroupFromWire(g *wire.ConsumerGroup) ConsumerGroup { return ConsumerGroup(*g) }
+
+func clientInfoFromWire(c *wire.ClientInfo) ClientInfo { return ClientInfo(*c) }
 
 func decodeStreamDetails(p []byte) (*StreamDetails, error) {
-	r := reader{b: p}
-	d := &StreamDetails{Stream: readStream(&r)}
-	n := boundedCount(&r, d.TopicsCount, topicRecordMin)
-	for i := 0; i < n && r.err == nil; i++ {
-		d.Topics = append(d.Topics, readTopic(&r))
+	var w wire.StreamDetails
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return d, finish(&r)
+	return &StreamDetails{Stream: streamFromWire(&w.Stream), Topics: fromWire(w.Topics, topicFromWire)}, nil
 }
 
 func decodeTopicDetails(p []byte) (*TopicDetails, error) {
-	r := reader{b: p}
-	d := &TopicDetails{Topic: readTopic(&r)}
-	n := boundedCount(&r, d.PartitionsCount, partitionRecordSize)
-	for i := 0; i < n && r.err == nil; i++ {
-		d.Partitions = append(d.Partitions, readPartition(&r))
+	var w wire.TopicDetails
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return d, finish(&r)
-}
-
-// Minimum record sizes used to bound counts.
-const (
-	topicRecordMin      = 59
-	partitionRecordSize = 40
-)
-
-func readUser(r *reader) User {
-	var u User
-	u.ID = r.u32("user id")
-	u.CreatedAt = r.u64("created_at")
-	u.Status = r.u8("status")
-	u.Username = r.name("username")
-	u.Options = readOptionsBlock(r, "user options")
-	return u
+	return &TopicDetails{Topic: topicFromWire(&w.TopicHeader),
+		Partitions: fromWire(w.Partitions, func(p *wire.Partition) Partition { return Partition(*p) })}, nil
 }
 
 func decodeUserDetails(p []byte) (*UserDetails, error) {
-	r := reader{b: p}
-	d := &UserDetails{User: readUser(&r)}
-	flag := r.u8("permissions flag")
-	if r.err == nil && flag == 1 {
-		n := r.u32("permissions length")
-		block := r.take(int(min(n, uint32(len(p)))), "permissions")
-		if r.err == nil {
-			perms, err := decodePermissions(block)
-			if err != nil {
-				return nil, err
-			}
-			d.Permissions = perms
-		}
-	} else if r.err == nil {
-		// No permissions: four zero bytes in total; the flag was the first.
-		r.take(3, "empty permissions")
+	var w wire.UserDetails
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return d, finish(&r)
-}
-
-func readClientInfo(r *reader) ClientInfo {
-	var c ClientInfo
-	c.ClientID = r.u32("client_id")
-	c.UserID = r.u32("user_id")
-	c.Transport = r.u8("transport")
-	c.Address = r.text32("address")
-	c.ConsumerGroupsCount = r.u32("consumer_groups_count")
-	return c
+	return &UserDetails{User: userFromWire(&w.User), Permissions: permissionsFromWire(w.Permissions)}, nil
 }
 
 func decodeClientDetails(p []byte) (*ClientDetails, error) {
-	r := reader{b: p}
-	d := &ClientDetails{ClientInfo: readClientInfo(&r)}
-	n := boundedCount(&r, d.ConsumerGroupsCount, 12)
-	for i := 0; i < n && r.err == nil; i++ {
-		d.ConsumerGroups = append(d.ConsumerGroups, ClientGroup{
-			StreamID: r.u32("stream_id"), TopicID: r.u32("topic_id"), GroupID: r.u32("group_id")})
+	var w wire.ClientDetails
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return d, finish(&r)
+	return &ClientDetails{ClientInfo: clientInfoFromWire(&w.ClientInfo),
+		ConsumerGroups: fromWire(w.ConsumerGroups, func(g *wire.ClientGroup) ClientGroup { return ClientGroup(*g) })}, nil
 }
 
 func decodeStats(p []byte) (*Stats, error) {
-	r := reader{b: p}
-	s := &Stats{}
-	s.ProcessID = r.u32("process_id")
-	s.CPUUsage = r.f32("cpu_usage")
-	s.TotalCPUUsage = r.f32("total_cpu_usage")
-	s.MemoryUsage = r.u64("memory_usage")
-	s.TotalMemory = r.u64("total_memory")
-	s.AvailableMemory = r.u64("available_memory")
-	s.RunTime = r.u64("run_time")
-	s.StartTime = r.u64("start_time")
-	s.ReadBytes = r.u64("read_bytes")
-	s.WrittenBytes = r.u64("written_bytes")
-	s.MessagesSizeBytes = r.u64("messages_size_bytes")
-	s.StreamsCount = r.u32("streams_count")
-	s.TopicsCount = r.u32("topics_count")
-	s.PartitionsCount = r.u32("partitions_count")
-	s.SegmentsCount = r.u32("segments_count")
-	s.MessagesCount = r.u64("messages_count")
-	s.ClientsCount = r.u32("clients_count")
-	s.ConsumerGroupsCount = r.u32("consumer_groups_count")
-	s.Hostname = r.text32("hostname")
-	s.OSName = r.text32("os_name")
-	s.OSVersion = r.text32("os_version")
-	s.KernelVersion = r.text32("kernel_version")
-	s.ServerVersion = r.text32("server_version")
-	s.ServerSemver = r.u32("server_semver")
-	n := boundedCount(&r, r.u32("cache_metrics_count"), 32)
-	for i := 0; i < n && r.err == nil; i++ {
-		s.CacheMetrics = append(s.CacheMetrics, CacheMetric{StreamID: r.u32("stream_id"),
-			TopicID: r.u32("topic_id"), PartitionID: r.u32("partition_id"), Hits: r.u64("hits"),
-			Misses: r.u64("misses"), HitRatio: r.f32("hit_ratio")})
+	var w wire.Stats
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	s.ThreadsCount = r.u32("threads_count")
-	s.FreeDiskSpace = r.u64("free_disk_space")
-	s.TotalDiskSpace = r.u64("total_disk_space")
-	return s, finish(&r)
+	return &Stats{ProcessID: w.ProcessID, CPUUsage: w.CPUUsage, TotalCPUUsage: w.TotalCPUUsage,
+		MemoryUsage: w.MemoryUsage, TotalMemory: w.TotalMemory, AvailableMemory: w.AvailableMemory,
+		RunTime: w.RunTime, StartTime: w.StartTime, ReadBytes: w.ReadBytes, WrittenBytes: w.WrittenBytes,
+		MessagesSizeBytes: w.MessagesSizeBytes, StreamsCount: w.StreamsCount, TopicsCount: w.TopicsCount,
+		PartitionsCount: w.PartitionsCount, SegmentsCount: w.SegmentsCount, MessagesCount: w.MessagesCount,
+		ClientsCount: w.ClientsCount, ConsumerGroupsCount: w.ConsumerGroupsCount, Hostname: w.Hostname,
+		OSName: w.OSName, OSVersion: w.OSVersion, KernelVersion: w.KernelVersion,
+		ServerVersion: w.ServerVersion, ServerSemver: w.ServerSemver,
+		CacheMetrics: fromWire(w.CacheMetrics, func(m *wire.CacheMetrics) CacheMetric { return CacheMetric(*m) }),
+		ThreadsCount: w.ThreadsCount, FreeDiskSpace: w.FreeDiskSpace, TotalDiskSpace: w.TotalDiskSpace}, nil
 }
 
 func decodeClusterMetadata(p []byte) (*ClusterMetadata, error) {
-	r := reader{b: p}
-	m := &ClusterMetadata{Name: r.text32("cluster name")}
-	n := boundedCount(&r, r.u32("nodes_count"), 18)
-	for i := 0; i < n && r.err == nil; i++ {
-		m.Nodes = append(m.Nodes, ClusterNode{Name: r.text32("node name"), IP: r.text32("node ip"),
-			TCPPort: r.u16("tcp_port"), QUICPort: r.u16("quic_port"), HTTPPort: r.u16("http_port"),
-			WebSocketPort: r.u16("websocket_port"), Role: r.u8("role"), Status: r.u8("status")})
+	var w wire.ClusterMetadata
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return m, finish(&r)
-}
-
-func readConsumerGroup(r *reader) ConsumerGroup {
-	var g ConsumerGroup
-	g.ID = r.u32("group id")
-	g.PartitionsCount = r.u32("partitions_count")
-	g.MembersCount = r.u32("members_count")
-	g.Name = r.name("group name")
-	return g
+	return &ClusterMetadata{Name: w.Name,
+		Nodes: fromWire(w.Nodes, func(n *wire.ClusterNode) ClusterNode { return ClusterNode(*n) })}, nil
 }
 
 func decodeConsumerGroupDetails(p []byte) (*ConsumerGroupDetails, error) {
-	r := reader{b: p}
-	d := &ConsumerGroupDetails{ConsumerGroup: readConsumerGroup(&r)}
-	n := boundedCount(&r, d.MembersCount, 8)
-	for i := 0; i < n && r.err == nil; i++ {
-		m := ConsumerGroupMember{ID: r.u32("member id")}
-		k := boundedCount(&r, r.u32("member partitions_count"), 4)
-		for j := 0; j < k && r.err == nil; j++ {
-			m.Partitions = append(m.Partitions, r.u32("partition id"))
-		}
-		d.Members = append(d.Members, m)
+	var w wire.ConsumerGroupDetails
+	if err := w.Decode(p); err != nil {
+		return nil, err
 	}
-	return d, finish(&r)
-}
-
-// finish reports the reader's error, or ErrTrailingBytes when input is left.
-func finish(r *reader) error {
-	if r.err != nil {
-		return r.err
-	}
-	if r.pos != len(r.b) {
-		return fmt.Errorf("%d bytes after the record: %w", len(r.b)-r.pos, wire.ErrTrailingBytes)
-	}
-	return nil
+	return &ConsumerGroupDetails{ConsumerGroup: consumerGroupFromWire(&w.ConsumerGroup),
+		Members: fromWire(w.Members, func(m *wire.ConsumerGroupMember) ConsumerGroupMember { return ConsumerGroupMember(*m) })}, nil
 }

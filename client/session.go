@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/stratabroker/strata/net/wire"
 )
@@ -66,28 +65,18 @@ func (c *Client) loginLocked(ctx context.Context, lr *loginRequest) (*Identity, 
 	if err := c.newClientID(); err != nil {
 		return nil, err
 	}
-	code := wire.CodeLoginRegister
-	if lr.withToken {
-		code = wire.CodeLoginRegisterWithPat
-	}
-	info, _ := wire.LookupCode(code)
 	var id Identity
-	err := c.execLocked(ctx, request{code: code, info: info,
-		build: func(dst []byte) ([]byte, error) { return c.appendLoginBody(dst, lr) },
-		decode: func(p []byte) error {
-			r := reader{b: p}
-			id.UserID = r.u32("user_id")
-			id.Session = r.u64("session")
-			id.ServerProtocolVersion = r.u32("server protocol version")
-			id.ServerVersion = r.name("server version")
-			if r.err != nil {
-				return r.err
-			}
-			if id.Session == 0 {
-				return fmt.Errorf("register reply with session 0: %w", wire.ErrBadValue)
-			}
-			return nil
-		}})
+	r, err := newRequest(c.loginBody(lr), func(p []byte) error {
+		var w wire.RegisterReply
+		if err := w.Decode(p); err != nil {
+			return err
+		}
+		id = Identity(w)
+		return nil
+	})
+	if err == nil {
+		err = c.execLocked(ctx, r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -96,30 +85,15 @@ func (c *Client) loginLocked(ctx context.Context, lr *loginRequest) (*Identity, 
 	return &id, nil
 }
 
-// appendLoginBody appends ClientVersionInfo and the password or token
-// tail (§2.3).
-func (c *Client) appendLoginBody(dst []byte, lr *loginRequest) ([]byte, error) {
-	dst = appendU32(dst, c.opts.protocolVersion)
-	dst, err := appendName(dst, "SDK name", c.opts.sdkName)
-	if err != nil {
-		return nil, err
-	}
-	if dst, err = appendName(dst, "SDK version", c.opts.sdkVersion); err != nil {
-		return nil, err
-	}
+// loginBody returns the Register body of lr: ClientVersionInfo and the
+// password or token tail, with no client context (§2.3).
+func (c *Client) loginBody(lr *loginRequest) requestBody {
+	version := wire.ClientVersionInfo{ProtocolVersion: c.opts.protocolVersion, SDKName: c.opts.sdkName,
+		SDKVersion: c.opts.sdkVersion}
 	if lr.withToken {
-		if dst, err = appendShortBytes(dst, "token", lr.token); err != nil {
-			return nil, err
-		}
-	} else {
-		if dst, err = appendName(dst, "username", lr.username); err != nil {
-			return nil, err
-		}
-		if dst, err = appendShortBytes(dst, "password", lr.password); err != nil {
-			return nil, err
-		}
+		return &wire.LoginRegisterWithPatRequest{Version: version, Token: lr.token}
 	}
-	return appendU32(dst, 0), nil // no client_context
+	return &wire.LoginRegisterRequest{Version: version, Username: lr.username, Password: lr.password}
 }
 
 // Logout ends the session (command 39, operation 3, request = next
@@ -138,8 +112,11 @@ func (c *Client) logoutLocked(ctx context.Context) error {
 	if c.session == 0 {
 		return nil // already logged out; a session-0 Logout would be dropped (§1.8)
 	}
-	info, _ := wire.LookupCode(wire.CodeLogoutUser)
-	if err := c.execLocked(ctx, request{code: wire.CodeLogoutUser, info: info}); err != nil {
+	r, err := newRequest(&wire.LogoutRequest{}, nil)
+	if err == nil {
+		err = c.execLocked(ctx, r)
+	}
+	if err != nil {
 		return err
 	}
 	c.session, c.userID, c.relogin = 0, 0, nil
@@ -149,5 +126,5 @@ func (c *Client) logoutLocked(ctx context.Context) error {
 // Ping sends a Ping (NonReplicated code 1, current request number); it is
 // allowed before login.
 func (c *Client) Ping(ctx context.Context) error {
-	return c.exec(ctx, wire.CodePing, nil, nil)
+	return c.exec(ctx, &wire.PingRequest{}, nil)
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // Kind is the kind byte of a TLV item (PROTOCOL.md §4.7), used by message
@@ -254,35 +256,18 @@ func (o Options) Get(key string) (Value, bool) {
 	return Value{}, false
 }
 
-// appendOptions appends the trailing (unprefixed) options block.
-func appendOptions(dst []byte, o Options) ([]byte, error) {
-	for _, e := range o {
-		key := StringValue(e.Key)
-		if err := key.validate(); err != nil {
-			return nil, fmt.Errorf("option key %q: %w", e.Key, err)
-		}
+// toWire checks every value (§4.7) and returns o in net/wire's form,
+// which encodes it as a request's trailing options block.
+func (o Options) toWire() (wire.Options, error) {
+	if len(o) == 0 {
+		return nil, nil
+	}
+	out := make(wire.Options, len(o))
+	for i, e := range o {
 		if err := e.Value.validate(); err != nil {
 			return nil, fmt.Errorf("option %q: %w", e.Key, err)
 		}
-		dst = appendTLV(dst, key)
-		dst = appendTLV(dst, e.Value)
-	}
-	return dst, nil
-}
-
-// parseOptions decodes an options block into a fresh Options (copies).
-func parseOptions(block []byte) (Options, error) {
-	hs, err := ParseHeaders(block)
-	if err != nil {
-		return nil, err
-	}
-	if len(hs) == 0 {
-		return nil, nil
-	}
-	out := make(Options, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, OptionEntry{Key: string(h.Key.Data),
-			Value: Value{Kind: h.Value.Kind, Data: append([]byte(nil), h.Value.Data...)}})
+		out[i] = wire.Option{Key: e.Key, Value: wire.TLVItem{Kind: wire.TLVKind(e.Value.Kind), Data: e.Value.Data}}
 	}
 	return out, nil
 }

@@ -2,7 +2,8 @@ package clienttest
 
 import (
 	"encoding/binary"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // state is the fake server's data. Guarded by Server.mu.
@@ -52,15 +53,7 @@ type group struct {
 type member struct{ lo, hi uint64 }
 
 func (t *topic) findGroup(id ident) *group {
-	if id.numeric {
-		return t.groups[id.id]
-	}
-	for _, g := range t.groups {
-		if g.name == id.name {
-			return g
-		}
-	}
-	return nil
+	return find(t.groups, id, func(g *group) string { return g.name })
 }
 
 // assigned returns member index i's partitions: round-robin by index.
@@ -134,59 +127,33 @@ func (st *state) now() uint64 {
 
 func (st *state) dropClient(id uint32) { delete(st.clients, id) }
 
-func (st *state) streamIDs() []uint32 {
-	ids := make([]uint32, 0, len(st.streams))
-	for id := range st.streams {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (st *state) streamIDs() []uint32 { return slices.Sorted(maps.Keys(st.streams)) }
 
-func (s *stream) topicIDs() []uint32 {
-	ids := make([]uint32, 0, len(s.topics))
-	for id := range s.topics {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (s *stream) topicIDs() []uint32 { return slices.Sorted(maps.Keys(s.topics)) }
 
-// lookup helpers resolve an identifier (numeric or name).
-func (st *state) findStream(id ident) *stream {
+// find resolves an identifier (numeric or name) among records keyed by id.
+func find[T any](records map[uint32]*T, id ident, name func(*T) string) *T {
 	if id.numeric {
-		return st.streams[id.id]
+		return records[id.id]
 	}
-	for _, s := range st.streams {
-		if s.name == id.name {
-			return s
+	for _, r := range records {
+		if name(r) == id.name {
+			return r
 		}
 	}
 	return nil
+}
+
+func (st *state) findStream(id ident) *stream {
+	return find(st.streams, id, func(s *stream) string { return s.name })
 }
 
 func (s *stream) findTopic(id ident) *topic {
-	if id.numeric {
-		return s.topics[id.id]
-	}
-	for _, t := range s.topics {
-		if t.name == id.name {
-			return t
-		}
-	}
-	return nil
+	return find(s.topics, id, func(t *topic) string { return t.name })
 }
 
 func (st *state) findUser(id ident) *user {
-	if id.numeric {
-		return st.users[id.id]
-	}
-	for _, u := range st.users {
-		if u.name == id.name {
-			return u
-		}
-	}
-	return nil
+	return find(st.users, id, func(u *user) string { return u.name })
 }
 
 func (t *topic) sizeAndCount() (size, count uint64) {
