@@ -124,10 +124,15 @@ func (a *api) refreshToken(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// logout handles DELETE /users/logout: the token is revoked and its broker
-// session logged out and closed.
-func (a *api) logout(w http.ResponseWriter, r *http.Request, _ *server.LocalSession) error {
-	jti, _ := r.Context().Value(jtiKey{}).(string)
+// logout handles DELETE /users/logout: the bearer token is revoked and
+// its broker session logged out and closed. It needs the token's id, not
+// its session, so it looks the token up itself instead of going through
+// authed.
+func (a *api) logout(w http.ResponseWriter, r *http.Request) error {
+	_, jti, err := a.tokens.lookup(bearerToken(r))
+	if err != nil {
+		return err
+	}
 	if s, ok := a.tokens.revoke(jti); ok {
 		endSession(s.session)
 	}

@@ -148,19 +148,17 @@ func toAPIError(err error) *apiError {
 		return &apiError{code: wire.ErrInvalidFormat, reason: ErrBodyTooLarge.Error(),
 			status: http.StatusRequestEntityTooLarge, sentinel: ErrBodyTooLarge}
 	}
-	code := wire.CodeOf(err)
-	reason := readableName(code.String())
-	var c wire.ErrorCode
-	if !errors.As(err, &c) {
-		// An encoding failure in net/wire: say what it was.
-		reason = err.Error()
+	var code wire.ErrorCode
+	if !errors.As(err, &code) {
+		// An encoding failure in net/wire: InvalidCommand, as wire.CodeOf
+		// reports it; say what it was.
+		return &apiError{code: wire.ErrInvalidCommand, reason: err.Error()}
 	}
-	return &apiError{code: code, field: fieldFor(code), reason: reason}
+	return &apiError{code: code, field: fieldFor(code), reason: readableName(code.String())}
 }
 
-// writeError writes the Iggy error JSON with the mapped status.
-func writeError(w http.ResponseWriter, err error) {
-	ae := toAPIError(err)
+// writeError writes the Iggy error JSON of ae with the mapped status.
+func writeError(w http.ResponseWriter, ae *apiError) {
 	status := ae.status
 	if status == 0 {
 		status = statusFor(ae.code)

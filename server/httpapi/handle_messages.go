@@ -27,18 +27,28 @@ var pollingKinds = map[string]wire.PollingKind{
 	"last": wire.PollLast, "next": wire.PollNext,
 }
 
-// consumerFromQuery reads consumer_id (default 0) as an individual
-// consumer: groups are not served over HTTP (§11).
-func consumerFromQuery(r *http.Request) (wire.Consumer, error) {
+// offsetTargetFromQuery reads {stream_id} and {topic_id}, and the query
+// values consumer_id (default 0) as an individual consumer (groups are not
+// served over HTTP, §11) and partition_id (Present when given).
+func offsetTargetFromQuery(r *http.Request) (wire.OffsetTarget, error) {
+	stream, topic, err := pathIDs(r)
+	if err != nil {
+		return wire.OffsetTarget{}, err
+	}
 	s := r.URL.Query().Get("consumer_id")
 	if s == "" {
 		s = "0"
 	}
 	id, err := parseIdentifier(s, "consumer_id")
 	if err != nil {
-		return wire.Consumer{}, err
+		return wire.OffsetTarget{}, err
 	}
-	return wire.Consumer{Kind: wire.ConsumerKindSingle, ID: id}, nil
+	partition, present, err := queryU32(r, "partition_id", 0)
+	if err != nil {
+		return wire.OffsetTarget{}, err
+	}
+	return wire.OffsetTarget{Consumer: wire.Consumer{Kind: wire.ConsumerKindSingle, ID: id}, StreamID: stream,
+		TopicID: topic, Partition: wire.OptionalPartition{Present: present, ID: partition}}, nil
 }
 
 // messageHeaderJSON is a polled message's header (the consumer view of
@@ -87,7 +97,7 @@ type polledMessagesJSON struct {
 // messageIDText renders a 128-bit id in decimal.
 func messageIDText(id wire.MessageID) json.Number {
 	if id.High == 0 {
-		return json.Number(new(big.Int).SetUint64(id.Low).String())
+		return json.Number(strconv.FormatUint(id.Low, 10))
 	}
 	v := new(big.Int).SetUint64(id.High)
 	v.Lsh(v, 64)
@@ -163,15 +173,7 @@ func decodePolled(payload []byte) (polledMessagesJSON, error) {
 
 // pollMessages handles GET .../topics/{topic_id}/messages.
 func (a *api) pollMessages(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error {
-	stream, topic, err := pathIDs(r)
-	if err != nil {
-		return err
-	}
-	consumer, err := consumerFromQuery(r)
-	if err != nil {
-		return err
-	}
-	partition, _, err := queryU32(r, "partition_id", 0)
+	target, err := offsetTargetFromQuery(r)
 	if err != nil {
 		return err
 	}
@@ -195,8 +197,9 @@ func (a *api) pollMessages(w http.ResponseWriter, r *http.Request, ls *server.Lo
 	if err != nil {
 		return err
 	}
-	req := wire.PollMessagesRequest{Consumer: consumer, StreamID: stream, TopicID: topic,
-		Partition: wire.SomePartition(partition), Strategy: wire.PollingStrategy{Kind: kind, Value: value},
+	// An absent partition_id polls partition 0.
+	req := wire.PollMessagesRequest{Consumer: target.Consumer, StreamID: target.StreamID, TopicID: target.TopicID,
+		Partition: wire.SomePartition(target.Partition.ID), Strategy: wire.PollingStrategy{Kind: kind, Value: value},
 		Count: count, AutoCommit: autoCommit}
 	payload, err := ls.Do(&req)
 	if err != nil {
@@ -402,12 +405,8 @@ func (a *api) sendMessages(w http.ResponseWriter, r *http.Request, ls *server.Lo
 	}
 	req := wire.SendMessagesRequest{StreamID: stream, TopicID: topic, Partitioning: partitioning,
 		MessagesCount: uint32(bb.Count()), Batch: batch}
-	payload, err := ls.Do(&req)
-	if err != nil {
-		return err
-	}
 	var reply wire.SendMessagesReply
-	if err := reply.Decode(payload); err != nil {
+	if err := doDecode(ls, &req, &reply); err != nil {
 		return err
 	}
 	out := struct {
@@ -428,18 +427,14 @@ func (a *api) flushUnsavedBuffer(w http.ResponseWriter, r *http.Request, ls *ser
 	if err != nil {
 		return err
 	}
-	partition, err := strconv.ParseUint(r.PathValue("partition_id"), 10, 32)
+	partition, err := pathU32(r, "partition_id")
 	if err != nil {
-		return badRequest("partition_id", "partition_id must be an unsigned 32-bit number")
+		return err
 	}
 	fsync, err := strconv.ParseBool(r.PathValue("fsync"))
 	if err != nil {
 		return badRequest("fsync", "fsync must be true or false")
 	}
-	req := wire.FlushUnsavedBufferRequest{StreamID: stream, TopicID: topic, PartitionID: uint32(partition), Fsync: fsync}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusOK)
-	return nil
+	req := wire.FlushUnsavedBufferRequest{StreamID: stream, TopicID: topic, PartitionID: partition, Fsync: fsync}
+	return doEmpty(w, ls, &req, http.StatusOK)
 }

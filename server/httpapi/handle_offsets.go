@@ -10,26 +10,16 @@ import (
 
 // getConsumerOffset handles GET .../consumer-offsets?consumer_id=&partition_id=.
 func (a *api) getConsumerOffset(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error {
-	stream, topic, err := pathIDs(r)
+	target, err := offsetTargetFromQuery(r)
 	if err != nil {
 		return err
 	}
-	consumer, err := consumerFromQuery(r)
-	if err != nil {
-		return err
-	}
-	partition, present, err := queryU32(r, "partition_id", 0)
-	if err != nil {
-		return err
-	}
-	target := wire.OffsetTarget{Consumer: consumer, StreamID: stream, TopicID: topic,
-		Partition: wire.OptionalPartition{Present: present, ID: partition}}
 	payload, err := ls.Do(&wire.GetConsumerOffsetRequest{OffsetTarget: target})
 	if err != nil {
 		return err
 	}
 	if len(payload) == 0 {
-		return fail(wire.ErrConsumerOffsetNotFound, "consumer_id", "no offset stored for consumer %s", consumer.ID)
+		return fail(wire.ErrConsumerOffsetNotFound, "consumer_id", "no offset stored for consumer %s", target.Consumer.ID)
 	}
 	var off wire.ConsumerOffset
 	if err := off.Decode(payload); err != nil {
@@ -96,11 +86,7 @@ func (a *api) storeConsumerOffset(w http.ResponseWriter, r *http.Request, ls *se
 			Partition: wire.SomePartition(partition)},
 		Offset: offset, Ack: wire.AckQuorum,
 	}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // deleteConsumerOffset handles DELETE .../consumer-offsets/{consumer_id}
@@ -123,11 +109,7 @@ func (a *api) deleteConsumerOffset(w http.ResponseWriter, r *http.Request, ls *s
 			StreamID: stream, TopicID: topic, Partition: wire.SomePartition(partition)},
 		Ack: wire.AckQuorum,
 	}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // getConsumerGroups handles GET .../consumer-groups.
@@ -201,12 +183,9 @@ func (a *api) createConsumerGroup(w http.ResponseWriter, r *http.Request, ls *se
 	if body.Name == "" {
 		return fail(wire.ErrInvalidConsumerGroupName, "name", "consumer group name is required")
 	}
-	payload, err := ls.Do(&wire.CreateConsumerGroupRequest{StreamID: stream, TopicID: topic, Name: body.Name})
-	if err != nil {
-		return err
-	}
 	var details wire.ConsumerGroupDetails
-	if err := details.Decode(payload); err != nil {
+	req := wire.CreateConsumerGroupRequest{StreamID: stream, TopicID: topic, Name: body.Name}
+	if err := doDecode(ls, &req, &details); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, groupDetailsFrom(&details))
@@ -219,9 +198,5 @@ func (a *api) deleteConsumerGroup(w http.ResponseWriter, r *http.Request, ls *se
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.DeleteConsumerGroupRequest{GroupTarget: target}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.DeleteConsumerGroupRequest{GroupTarget: target}, http.StatusNoContent)
 }

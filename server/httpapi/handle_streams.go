@@ -9,15 +9,23 @@ import (
 	"github.com/stratabroker/strata/server"
 )
 
-// streamMissing reports whether the stream does not resolve for the
-// session (used to tell a missing stream from a missing topic when a
-// read answers with an empty body).
-func streamMissing(ls *server.LocalSession, stream wire.Identifier) (bool, error) {
+// streamNotFound is the error of a stream that does not resolve.
+func streamNotFound(stream wire.Identifier) error {
+	return fail(wire.ErrStreamIdNotFound, "stream_id", "stream %s not found", stream)
+}
+
+// requireStream returns streamNotFound when the stream does not resolve
+// for the session (used to tell a missing stream from a missing topic
+// when a read answers with an empty body).
+func requireStream(ls *server.LocalSession, stream wire.Identifier) error {
 	payload, err := ls.Do(&wire.GetStreamRequest{StreamID: stream})
 	if err != nil {
-		return false, err
+		return err
 	}
-	return len(payload) == 0, nil
+	if len(payload) == 0 {
+		return streamNotFound(stream)
+	}
+	return nil
 }
 
 // getStreams handles GET /streams.
@@ -49,7 +57,7 @@ func (a *api) getStream(w http.ResponseWriter, r *http.Request, ls *server.Local
 		return err
 	}
 	if len(payload) == 0 {
-		return fail(wire.ErrStreamIdNotFound, "stream_id", "stream %s not found", stream)
+		return streamNotFound(stream)
 	}
 	var details wire.StreamDetails
 	if err := details.Decode(payload); err != nil {
@@ -74,12 +82,9 @@ func (a *api) createStream(w http.ResponseWriter, r *http.Request, ls *server.Lo
 	if body.Name == "" {
 		return fail(wire.ErrInvalidStreamName, "name", "stream name is required")
 	}
-	payload, err := ls.Do(&wire.CreateStreamRequest{Name: body.Name, Options: stringOptions(body.Options)})
-	if err != nil {
-		return err
-	}
 	var details wire.StreamDetails
-	if err := details.Decode(payload); err != nil {
+	req := wire.CreateStreamRequest{Name: body.Name, Options: stringOptions(body.Options)}
+	if err := doDecode(ls, &req, &details); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, streamDetailsFrom(&details))
@@ -100,11 +105,7 @@ func (a *api) updateStream(w http.ResponseWriter, r *http.Request, ls *server.Lo
 		return fail(wire.ErrInvalidStreamName, "name", "stream name is required")
 	}
 	req := wire.UpdateStreamRequest{StreamID: stream, Name: body.Name, Options: stringOptions(body.Options)}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // deleteStream handles DELETE /streams/{stream_id}.
@@ -113,11 +114,7 @@ func (a *api) deleteStream(w http.ResponseWriter, r *http.Request, ls *server.Lo
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.DeleteStreamRequest{StreamID: stream}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.DeleteStreamRequest{StreamID: stream}, http.StatusNoContent)
 }
 
 // purgeStream handles DELETE /streams/{stream_id}/purge.
@@ -126,11 +123,7 @@ func (a *api) purgeStream(w http.ResponseWriter, r *http.Request, ls *server.Loc
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.PurgeStreamRequest{StreamID: stream}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.PurgeStreamRequest{StreamID: stream}, http.StatusNoContent)
 }
 
 // getTopics handles GET /streams/{stream_id}/topics.
@@ -148,12 +141,8 @@ func (a *api) getTopics(w http.ResponseWriter, r *http.Request, ls *server.Local
 		return err
 	}
 	if len(topics) == 0 {
-		missing, err := streamMissing(ls, stream)
-		if err != nil {
+		if err := requireStream(ls, stream); err != nil {
 			return err
-		}
-		if missing {
-			return fail(wire.ErrStreamIdNotFound, "stream_id", "stream %s not found", stream)
 		}
 	}
 	out := make([]topicJSON, 0, len(topics))
@@ -188,12 +177,8 @@ func (a *api) getTopic(w http.ResponseWriter, r *http.Request, ls *server.LocalS
 // topicNotFound returns StreamIdNotFound or TopicIdNotFound, whichever
 // applies.
 func topicNotFound(ls *server.LocalSession, stream, topic wire.Identifier) error {
-	missing, err := streamMissing(ls, stream)
-	if err != nil {
+	if err := requireStream(ls, stream); err != nil {
 		return err
-	}
-	if missing {
-		return fail(wire.ErrStreamIdNotFound, "stream_id", "stream %s not found", stream)
 	}
 	return fail(wire.ErrTopicIdNotFound, "topic_id", "topic %s of stream %s not found", topic, stream)
 }
@@ -290,12 +275,9 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, ls *server.Loc
 	if err != nil {
 		return err
 	}
-	payload, err := ls.Do(&wire.CreateTopicRequest{StreamID: stream, PartitionsCount: count, Name: body.Name, Options: opts})
-	if err != nil {
-		return err
-	}
 	var details wire.TopicDetails
-	if err := details.Decode(payload); err != nil {
+	req := wire.CreateTopicRequest{StreamID: stream, PartitionsCount: count, Name: body.Name, Options: opts}
+	if err := doDecode(ls, &req, &details); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, topicDetailsFrom(&details))
@@ -320,11 +302,7 @@ func (a *api) updateTopic(w http.ResponseWriter, r *http.Request, ls *server.Loc
 		return err
 	}
 	req := wire.UpdateTopicRequest{StreamID: stream, TopicID: topic, Name: body.Name, Options: opts}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // deleteTopic handles DELETE /streams/{stream_id}/topics/{topic_id}.
@@ -333,11 +311,7 @@ func (a *api) deleteTopic(w http.ResponseWriter, r *http.Request, ls *server.Loc
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.DeleteTopicRequest{StreamID: stream, TopicID: topic}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.DeleteTopicRequest{StreamID: stream, TopicID: topic}, http.StatusNoContent)
 }
 
 // purgeTopic handles DELETE /streams/{stream_id}/topics/{topic_id}/purge.
@@ -346,11 +320,7 @@ func (a *api) purgeTopic(w http.ResponseWriter, r *http.Request, ls *server.Loca
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.PurgeTopicRequest{StreamID: stream, TopicID: topic}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.PurgeTopicRequest{StreamID: stream, TopicID: topic}, http.StatusNoContent)
 }
 
 // partitionsRequest is the body of POST .../partitions.
@@ -372,11 +342,8 @@ func (a *api) createPartitions(w http.ResponseWriter, r *http.Request, ls *serve
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.CreatePartitionsRequest{StreamID: stream, TopicID: topic, PartitionsCount: count}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusCreated)
-	return nil
+	req := wire.CreatePartitionsRequest{StreamID: stream, TopicID: topic, PartitionsCount: count}
+	return doEmpty(w, ls, &req, http.StatusCreated)
 }
 
 // deletePartitions handles DELETE .../topics/{topic_id}/partitions
@@ -393,11 +360,8 @@ func (a *api) deletePartitions(w http.ResponseWriter, r *http.Request, ls *serve
 	if !ok {
 		return badRequest("partitions_count", "partitions_count is required")
 	}
-	if _, err := ls.Do(&wire.DeletePartitionsRequest{StreamID: stream, TopicID: topic, PartitionsCount: count}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	req := wire.DeletePartitionsRequest{StreamID: stream, TopicID: topic, PartitionsCount: count}
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // deleteSegments handles DELETE .../partitions/{partition_id}
@@ -407,9 +371,9 @@ func (a *api) deleteSegments(w http.ResponseWriter, r *http.Request, ls *server.
 	if err != nil {
 		return err
 	}
-	partition, err := strconv.ParseUint(r.PathValue("partition_id"), 10, 32)
+	partition, err := pathU32(r, "partition_id")
 	if err != nil {
-		return badRequest("partition_id", "partition_id must be an unsigned 32-bit number")
+		return err
 	}
 	count, ok, err := queryU32(r, "segments_count", 0)
 	if err != nil {
@@ -418,10 +382,6 @@ func (a *api) deleteSegments(w http.ResponseWriter, r *http.Request, ls *server.
 	if !ok {
 		return badRequest("segments_count", "segments_count is required")
 	}
-	req := wire.DeleteSegmentsRequest{StreamID: stream, TopicID: topic, PartitionID: uint32(partition), SegmentsCount: count}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	req := wire.DeleteSegmentsRequest{StreamID: stream, TopicID: topic, PartitionID: partition, SegmentsCount: count}
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -53,12 +52,8 @@ type cacheMetricsJSON struct {
 
 // getStats handles GET /stats.
 func (a *api) getStats(w http.ResponseWriter, _ *http.Request, ls *server.LocalSession) error {
-	payload, err := ls.Do(&wire.GetStatsRequest{})
-	if err != nil {
-		return err
-	}
 	var s wire.Stats
-	if err := s.Decode(payload); err != nil {
+	if err := doDecode(ls, &wire.GetStatsRequest{}, &s); err != nil {
 		return err
 	}
 	out := statsJSON{ProcessID: s.ProcessID, CPUUsage: s.CPUUsage, TotalCPUUsage: s.TotalCPUUsage,
@@ -101,12 +96,8 @@ func (a *api) describeOptions(w http.ResponseWriter, r *http.Request, ls *server
 	if !ok {
 		return badRequest("scope", "scope must be topic, stream or user")
 	}
-	payload, err := ls.Do(&wire.DescribeOptionsRequest{Scope: scope})
-	if err != nil {
-		return err
-	}
 	var reply wire.DescribeOptionsReply
-	if err := reply.Decode(payload); err != nil {
+	if err := doDecode(ls, &wire.DescribeOptionsRequest{Scope: scope}, &reply); err != nil {
 		return err
 	}
 	out := make([]optionDescriptorJSON, 0, len(reply.Descriptors))
@@ -132,12 +123,8 @@ var nodeStatusNames = [...]string{"healthy", "starting", "stopping", "unreachabl
 
 // getClusterMetadata handles GET /cluster/metadata.
 func (a *api) getClusterMetadata(w http.ResponseWriter, _ *http.Request, ls *server.LocalSession) error {
-	payload, err := ls.Do(&wire.GetClusterMetadataRequest{})
-	if err != nil {
-		return err
-	}
 	var meta wire.ClusterMetadata
-	if err := meta.Decode(payload); err != nil {
+	if err := doDecode(ls, &wire.GetClusterMetadataRequest{}, &meta); err != nil {
 		return err
 	}
 	nodes := make([]clusterNodeJSON, 0, len(meta.Nodes))
@@ -180,11 +167,11 @@ func (a *api) getClients(w http.ResponseWriter, _ *http.Request, ls *server.Loca
 
 // getClient handles GET /clients/{client_id}.
 func (a *api) getClient(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error {
-	id, err := strconv.ParseUint(r.PathValue("client_id"), 10, 32)
+	id, err := pathU32(r, "client_id")
 	if err != nil {
-		return badRequest("client_id", "client_id must be an unsigned 32-bit number")
+		return err
 	}
-	payload, err := ls.Do(&wire.GetClientRequest{ClientID: uint32(id)})
+	payload, err := ls.Do(&wire.GetClientRequest{ClientID: id})
 	if err != nil {
 		return err
 	}
@@ -201,12 +188,8 @@ func (a *api) getClient(w http.ResponseWriter, r *http.Request, ls *server.Local
 
 // getMe handles GET /me (the caller's own session, like GetMe).
 func (a *api) getMe(w http.ResponseWriter, _ *http.Request, ls *server.LocalSession) error {
-	payload, err := ls.Do(&wire.GetMeRequest{})
-	if err != nil {
-		return err
-	}
 	var details wire.ClientDetails
-	if err := details.Decode(payload); err != nil {
+	if err := doDecode(ls, &wire.GetMeRequest{}, &details); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, clientDetailsFrom(&details))

@@ -97,12 +97,8 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request, ls *server.Loca
 			return err
 		}
 	}
-	payload, err := ls.Do(&req)
-	if err != nil {
-		return err
-	}
 	var details wire.UserDetails
-	if err := details.Decode(payload); err != nil {
+	if err := doDecode(ls, &req, &details); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, userDetailsFrom(&details))
@@ -134,11 +130,7 @@ func (a *api) updateUser(w http.ResponseWriter, r *http.Request, ls *server.Loca
 		}
 		req.Status = &status
 	}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // deleteUser handles DELETE /users/{user_id}.
@@ -147,11 +139,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request, ls *server.Loca
 	if err != nil {
 		return err
 	}
-	if _, err := ls.Do(&wire.DeleteUserRequest{UserID: id}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.DeleteUserRequest{UserID: id}, http.StatusNoContent)
 }
 
 // changePasswordRequest is the body of PUT /users/{user_id}/password.
@@ -171,11 +159,7 @@ func (a *api) changePassword(w http.ResponseWriter, r *http.Request, ls *server.
 		return err
 	}
 	req := wire.ChangePasswordRequest{UserID: id, CurrentPassword: body.CurrentPassword, NewPassword: body.NewPassword}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // updatePermissionsRequest is the body of PUT /users/{user_id}/permissions;
@@ -200,11 +184,7 @@ func (a *api) updatePermissions(w http.ResponseWriter, r *http.Request, ls *serv
 			return err
 		}
 	}
-	if _, err := ls.Do(&req); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &req, http.StatusNoContent)
 }
 
 // getPATs handles GET /personal-access-tokens.
@@ -284,12 +264,8 @@ func (a *api) createPAT(w http.ResponseWriter, r *http.Request, ls *server.Local
 	if err != nil {
 		return err
 	}
-	payload, err := ls.Do(&wire.CreatePersonalAccessTokenRequest{Name: body.Name, Expiry: expiry})
-	if err != nil {
-		return err
-	}
 	var created wire.CreatedPersonalAccessToken
-	if err := created.Decode(payload); err != nil {
+	if err := doDecode(ls, &wire.CreatePersonalAccessTokenRequest{Name: body.Name, Expiry: expiry}, &created); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, tokenRequest{Token: created.Token})
@@ -299,9 +275,5 @@ func (a *api) createPAT(w http.ResponseWriter, r *http.Request, ls *server.Local
 // deletePAT handles DELETE /personal-access-tokens/{name}.
 func (a *api) deletePAT(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error {
 	name := r.PathValue("name")
-	if _, err := ls.Do(&wire.DeletePersonalAccessTokenRequest{Name: name}); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
-	return nil
+	return doEmpty(w, ls, &wire.DeletePersonalAccessTokenRequest{Name: name}, http.StatusNoContent)
 }

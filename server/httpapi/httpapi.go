@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -94,12 +93,6 @@ type api struct {
 	logins *server.LoginLimiter
 }
 
-// sessionKey is the context key of the caller's tokenSession.
-type sessionKey struct{}
-
-// jtiKey is the context key of the caller's token id.
-type jtiKey struct{}
-
 // authedHandler is a handler that runs as the token's broker session.
 type authedHandler func(w http.ResponseWriter, r *http.Request, ls *server.LocalSession) error
 
@@ -132,7 +125,7 @@ func New(srv *server.Server, cfg Config) (http.Handler, error) {
 func (a *api) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > a.cfg.BodyBytesMax {
-			writeError(w, ErrBodyTooLarge)
+			writeError(w, toAPIError(ErrBodyTooLarge))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.BodyBytesMax)
@@ -140,12 +133,12 @@ func (a *api) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// public wraps a handler that needs no token.
+// public wraps a handler that does not run as a token's session (it
+// needs no token, or checks one itself).
 func (a *api) public(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			a.logFailure(r, err)
-			writeError(w, err)
+			a.writeFailure(w, r, err)
 		}
 	}
 }
@@ -155,8 +148,7 @@ func (a *api) authed(h authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s, jti, err := a.tokens.lookup(bearerToken(r))
 		if err == nil {
-			ctx := context.WithValue(context.WithValue(r.Context(), sessionKey{}, s), jtiKey{}, jti)
-			err = h(w, r.WithContext(ctx), s.session)
+			err = h(w, r, s.session)
 			if errors.Is(err, wire.ErrUnauthenticated) {
 				// The broker ended the session (its user was deleted):
 				// the token cannot be used again.
@@ -166,18 +158,38 @@ func (a *api) authed(h authedHandler) http.HandlerFunc {
 			}
 		}
 		if err != nil {
-			a.logFailure(r, err)
-			writeError(w, err)
+			a.writeFailure(w, r, err)
 		}
 	}
 }
 
-// logFailure logs a failed request: method, route pattern and code only
-// (never bodies, headers, tokens or passwords).
-func (a *api) logFailure(r *http.Request, err error) {
+// doDecode runs req as ls and decodes the reply record into rec.
+func doDecode(ls *server.LocalSession, req wire.Request, rec interface{ Decode(payload []byte) error }) error {
+	payload, err := ls.Do(req)
+	if err != nil {
+		return err
+	}
+	return rec.Decode(payload)
+}
+
+// doEmpty runs req as ls and answers status with no body: the tail of
+// every route whose command returns nothing (updates, deletes, purges).
+func doEmpty(w http.ResponseWriter, ls *server.LocalSession, req wire.Request, status int) error {
+	if _, err := ls.Do(req); err != nil {
+		return err
+	}
+	writeEmpty(w, status)
+	return nil
+}
+
+// writeFailure logs a failed request (method, route pattern and code
+// only: never bodies, headers, tokens or passwords) and writes its error
+// JSON.
+func (a *api) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
 	a.log.Debug("request failed", zap.String("method", r.Method), zap.String("route", r.Pattern),
 		zap.Uint32("code", uint32(ae.code)))
+	writeError(w, ae)
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer" header.
@@ -241,17 +253,37 @@ func pathIDs(r *http.Request) (wire.Identifier, wire.Identifier, error) {
 	return stream, topic, err
 }
 
+// parseU32 reads s as the u32 value of field.
+func parseU32(s, field string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, badRequest(field, "%s must be an unsigned 32-bit number", field)
+	}
+	return uint32(n), nil
+}
+
+// parseU64 reads s as the u64 value of field.
+func parseU64(s, field string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, badRequest(field, "%s must be an unsigned 64-bit number", field)
+	}
+	return n, nil
+}
+
+// pathU32 parses the path value name as a u32.
+func pathU32(r *http.Request, name string) (uint32, error) {
+	return parseU32(r.PathValue(name), name)
+}
+
 // queryU32 reads an optional u32 query value.
 func queryU32(r *http.Request, name string, def uint32) (uint32, bool, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
 		return def, false, nil
 	}
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return 0, false, badRequest(name, "%s must be an unsigned 32-bit number", name)
-	}
-	return uint32(n), true, nil
+	n, err := parseU32(s, name)
+	return n, true, err
 }
 
 // queryU64 reads an optional u64 query value.
@@ -260,11 +292,7 @@ func queryU64(r *http.Request, name string, def uint64) (uint64, error) {
 	if s == "" {
 		return def, nil
 	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, badRequest(name, "%s must be an unsigned 64-bit number", name)
-	}
-	return n, nil
+	return parseU64(s, name)
 }
 
 // queryBool reads an optional boolean query value.
@@ -285,11 +313,7 @@ func requiredU32(n *json.Number, field string) (uint32, error) {
 	if n == nil {
 		return 0, badRequest(field, "%s is required", field)
 	}
-	v, err := strconv.ParseUint(n.String(), 10, 32)
-	if err != nil {
-		return 0, badRequest(field, "%s must be an unsigned 32-bit number", field)
-	}
-	return uint32(v), nil
+	return parseU32(n.String(), field)
 }
 
 // requiredU64 checks that a JSON number field was sent and fits a u64.
@@ -297,9 +321,5 @@ func requiredU64(n *json.Number, field string) (uint64, error) {
 	if n == nil {
 		return 0, badRequest(field, "%s is required", field)
 	}
-	v, err := strconv.ParseUint(n.String(), 10, 64)
-	if err != nil {
-		return 0, badRequest(field, "%s must be an unsigned 64-bit number", field)
-	}
-	return v, nil
+	return parseU64(n.String(), field)
 }

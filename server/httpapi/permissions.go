@@ -16,6 +16,8 @@ type permissionsJSON struct {
 	Streams map[string]streamPermissionsJSON `json:"streams,omitempty"`
 }
 
+// globalPermissionsJSON has wire.GlobalPermissions' fields in the same
+// order, so each converts to the other.
 type globalPermissionsJSON struct {
 	ManageServers bool `json:"manage_servers"`
 	ReadServers   bool `json:"read_servers"`
@@ -47,13 +49,7 @@ type topicPermissionsJSON struct {
 }
 
 func permissionsFrom(p *wire.Permissions) permissionsJSON {
-	g := p.Global
-	out := permissionsJSON{Global: globalPermissionsJSON{
-		ManageServers: g.ManageServers, ReadServers: g.ReadServers, ManageUsers: g.ManageUsers,
-		ReadUsers: g.ReadUsers, ManageStreams: g.ManageStreams, ReadStreams: g.ReadStreams,
-		ManageTopics: g.ManageTopics, ReadTopics: g.ReadTopics, PollMessages: g.PollMessages,
-		SendMessages: g.SendMessages,
-	}}
+	out := permissionsJSON{Global: globalPermissionsJSON(p.Global)}
 	if len(p.Streams) > 0 {
 		out.Streams = make(map[string]streamPermissionsJSON, len(p.Streams))
 	}
@@ -77,13 +73,7 @@ func permissionsFrom(p *wire.Permissions) permissionsJSON {
 // toWire converts request permissions; stream and topic keys must be
 // numeric ids. Entries come out in ascending id order.
 func (p *permissionsJSON) toWire() (*wire.Permissions, error) {
-	g := p.Global
-	out := &wire.Permissions{Global: wire.GlobalPermissions{
-		ManageServers: g.ManageServers, ReadServers: g.ReadServers, ManageUsers: g.ManageUsers,
-		ReadUsers: g.ReadUsers, ManageStreams: g.ManageStreams, ReadStreams: g.ReadStreams,
-		ManageTopics: g.ManageTopics, ReadTopics: g.ReadTopics, PollMessages: g.PollMessages,
-		SendMessages: g.SendMessages,
-	}}
+	out := &wire.Permissions{Global: wire.GlobalPermissions(p.Global)}
 	for key, s := range p.Streams {
 		streamID, err := strconv.ParseUint(key, 10, 32)
 		if err != nil {

@@ -174,7 +174,7 @@ func optionText(v wire.TLVItem) string {
 	return base64.StdEncoding.EncodeToString(d)
 }
 
-// userJSON is a User; Permissions is set for UserDetails only.
+// userJSON is a User.
 type userJSON struct {
 	ID        uint32            `json:"id"`
 	CreatedAt uint64            `json:"created_at"`
@@ -195,20 +195,15 @@ func userFrom(u *wire.User) userJSON {
 		Options: plainOptions(u.Options)}
 }
 
-// userDetailsJSON is UserDetails: permissions is always present (null
-// when the user has none).
+// userDetailsJSON is UserDetails: a User's fields, then permissions,
+// always present (null when the user has none).
 type userDetailsJSON struct {
-	ID          uint32            `json:"id"`
-	CreatedAt   uint64            `json:"created_at"`
-	Status      string            `json:"status"`
-	Username    string            `json:"username"`
-	Options     map[string]string `json:"options"`
-	Permissions *permissionsJSON  `json:"permissions"`
+	userJSON
+	Permissions *permissionsJSON `json:"permissions"`
 }
 
 func userDetailsFrom(u *wire.UserDetails) userDetailsJSON {
-	out := userDetailsJSON{ID: u.ID, CreatedAt: u.CreatedAt, Status: userStatusName(u.Status),
-		Username: u.Username, Options: plainOptions(u.Options)}
+	out := userDetailsJSON{userJSON: userFrom(&u.User)}
 	if u.Permissions != nil {
 		p := permissionsFrom(u.Permissions)
 		out.Permissions = &p

@@ -21,7 +21,7 @@ func (a *api) routes(mux *http.ServeMux) {
 	// Sessions and tokens.
 	mux.HandleFunc("POST /users/login", a.public(a.login))
 	mux.HandleFunc("POST /users/refresh-token", a.public(a.refreshToken))
-	mux.HandleFunc("DELETE /users/logout", a.authed(a.logout))
+	mux.HandleFunc("DELETE /users/logout", a.public(a.logout))
 	mux.HandleFunc("POST /personal-access-tokens/login", a.public(a.loginWithPAT))
 	mux.HandleFunc("GET /personal-access-tokens", a.authed(a.getPATs))
 	mux.HandleFunc("POST /personal-access-tokens", a.authed(a.createPAT))
