@@ -50,12 +50,9 @@ type connection struct {
 	// gateway marks an in-process session of a gateway (the HTTP API)
 	// that limits failed logins itself.
 	gateway bool
-	// shard serves the connection's requests (conn_route.go); nil for
-	// transports served on their goroutines. on is the shard the current
-	// request runs on (nil while it runs on the connection's goroutine);
-	// only the request in progress reads and writes it.
+	// shard serves the connection (conn_route.go); nil for an in-process
+	// session.
 	shard *shard.Shard
-	on    *shard.Shard
 
 	mu sync.Mutex
 	// Invariant: bound implies userID is a valid user and session > 0.

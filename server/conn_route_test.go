@@ -9,9 +9,9 @@ import (
 
 // TestConnectionsHandedToShards checks the round-robin hand-off of TCP
 // connections to shards, with and without shard 0 in the rotation, and
-// that requests run on the connection's shard when it owns the partition
-// and are forwarded to the owner otherwise (in an invariants build a task
-// that waited for another shard would panic).
+// that partition requests run on the connection's shard when it owns the
+// partition and on the owner otherwise (in an invariants build every
+// partition access asserts it runs on the owner).
 func TestConnectionsHandedToShards(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("skip_shard_zero=%v", skip), func(t *testing.T) {

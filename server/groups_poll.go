@@ -94,7 +94,8 @@ func (s *Server) handleGroupPoll(c *connection, req *wire.PollMessagesRequest) r
 	if !ok {
 		return response{body: emptyPoll(c.scratch[:0], req.Partition.ID)}
 	}
-	out, status := p.poll(nil, c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, groupOffsetKey(gp.groupID), req.AutoCommit)
+	s.notePlacement(c, p)
+	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, groupOffsetKey(gp.groupID), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
 		return response{body: emptyPoll(out[:0], req.Partition.ID)}
@@ -145,7 +146,8 @@ func (s *Server) handleGroupGetOffset(c *connection, req *wire.GetConsumerOffset
 	if !ok {
 		return response{}
 	}
-	stored, current, ok := p.storedOffset(nil, groupOffsetKey(gp.groupID))
+	s.notePlacement(c, p)
+	stored, current, ok := p.storedOffset(groupOffsetKey(gp.groupID))
 	if !ok {
 		return response{}
 	}
@@ -175,7 +177,8 @@ func (s *Server) groupOffsetWrite(c *connection, h *wire.RequestHeader, t wire.O
 		return deny(wire.ErrResourceNotFound)
 	}
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	if status := p.applyOffset(nil, encode(groupOffsetKey(gp.groupID), env), operation); status != wire.ErrorCodeOK {
+	s.notePlacement(c, p)
+	if status := p.applyOffset(encode(groupOffsetKey(gp.groupID), env), operation); status != wire.ErrorCodeOK {
 		return deny(status)
 	}
 	if operation == partition.OperationStoreConsumerOffset {

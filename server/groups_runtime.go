@@ -83,7 +83,7 @@ func (s *Server) inFlight(k servedKey) bool {
 	if !ok {
 		return false
 	}
-	committed, current, stored := p.storedOffset(nil, groupOffsetKey(k.group))
+	committed, current, stored := p.storedOffset(groupOffsetKey(k.group))
 	if served > current {
 		// Served before a purge: nothing of it is left to commit.
 		return false

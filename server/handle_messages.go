@@ -10,28 +10,10 @@ import (
 // handleSendMessages runs SendMessages (§6.4-6.5): resolve the target,
 // authorize, validate the batch, then append through the partition.
 func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body []byte) response {
-	target, denial, ok := s.resolveSend(c, h, body)
-	if !ok {
-		return denial
-	}
-	return s.executeSend(c, &target)
-}
-
-// sendTarget is a resolved, authorized and validated send.
-type sendTarget struct {
-	p     *partitionRuntime
-	env   partition.Envelope
-	batch []byte
-}
-
-// resolveSend decodes a send, picks its partition (a balanced send takes
-// the topic's next partition here, once), authorizes it and validates the
-// batch. It reads only the published metadata view, so it runs anywhere.
-func (s *Server) resolveSend(c *connection, h *wire.RequestHeader, body []byte) (sendTarget, response, bool) {
 	_, userID, client, _ := c.binding()
 	var req wire.SendMessagesRequest
 	if err := req.Decode(body); err != nil {
-		return sendTarget{}, deny(wire.ErrResourceNotFound), false
+		return deny(wire.ErrResourceNotFound)
 	}
 	stream, topic, batch := metaID(req.StreamID), metaID(req.TopicID), req.Batch
 
@@ -41,13 +23,13 @@ func (s *Server) resolveSend(c *connection, h *wire.RequestHeader, body []byte) 
 	switch code {
 	case metadata.CodeOK:
 	case metadata.CodeUnauthorized:
-		return sendTarget{}, deny(wire.ErrUnauthorized), false
+		return deny(wire.ErrUnauthorized)
 	default:
-		return sendTarget{}, deny(wire.ErrResourceNotFound), false
+		return deny(wire.ErrResourceNotFound)
 	}
 	partitions := t.Partitions
 	if len(partitions) == 0 {
-		return sendTarget{}, deny(wire.ErrResourceNotFound), false
+		return deny(wire.ErrResourceNotFound)
 	}
 	var partitionID uint32
 	switch req.Partitioning.Kind {
@@ -56,28 +38,23 @@ func (s *Server) resolveSend(c *connection, h *wire.RequestHeader, body []byte) 
 	case wire.PartitioningPartitionID:
 		partitionID = req.Partitioning.PartitionID
 		if !t.HasPartition(partitionID) {
-			return sendTarget{}, deny(wire.ErrResourceNotFound), false
+			return deny(wire.ErrResourceNotFound)
 		}
 	case wire.PartitioningMessagesKey:
 		partitionID = partitions[xxh32.Checksum(req.Partitioning.Key)%uint32(len(partitions))].ID
 	default:
-		return sendTarget{}, deny(wire.ErrResourceNotFound), false
+		return deny(wire.ErrResourceNotFound)
 	}
 	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
-		return sendTarget{}, deny(wire.ErrorCode(wire.BatchErrorCode(err))), false
+		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
 	p, ok := s.parts.get(partKey{t.StreamID, t.ID, partitionID})
 	if !ok {
-		return sendTarget{}, deny(wire.ErrTransientNotAccepted), false
+		return deny(wire.ErrTransientNotAccepted)
 	}
+	s.notePlacement(c, p)
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	return sendTarget{p: p, env: env, batch: batch}, response{}, true
-}
-
-// executeSend appends a resolved send through its partition: in place when
-// the request runs on the owning shard, else handed to the owner.
-func (s *Server) executeSend(c *connection, t *sendTarget) response {
-	reply, status := t.p.send(c.on, t.env, t.batch)
+	reply, status := p.send(env, batch)
 	if status != wire.ErrorCodeOK {
 		return deny(status)
 	}
@@ -103,8 +80,9 @@ func partitionOf(p wire.OptionalPartition) uint32 {
 }
 
 // resolvePartition finds the partition of a plain-consumer request and
-// checks the poll permission; the denial codes follow §6.6.
-func (s *Server) resolvePartition(userID uint32, t wire.OffsetTarget) (*partitionRuntime, wire.ErrorCode) {
+// checks the poll permission; the denial codes follow §6.6. It counts the
+// request's placement (notePlacement).
+func (s *Server) resolvePartition(c *connection, userID uint32, t wire.OffsetTarget) (*partitionRuntime, wire.ErrorCode) {
 	partitionID := partitionOf(t.Partition)
 	m := s.meta.snapshot()
 	_, topic, code := m.ResolveTopic(metaID(t.StreamID), metaID(t.TopicID))
@@ -127,6 +105,7 @@ func (s *Server) resolvePartition(userID uint32, t wire.OffsetTarget) (*partitio
 	if !ok {
 		return nil, wire.ErrPartitionNotFound
 	}
+	s.notePlacement(c, p)
 	return p, wire.ErrorCodeOK
 }
 
@@ -147,11 +126,11 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 		return s.handleGroupPoll(c, &req)
 	}
 	target := wire.OffsetTarget{Consumer: req.Consumer, StreamID: req.StreamID, TopicID: req.TopicID, Partition: req.Partition}
-	p, code := s.resolvePartition(userID, target)
+	p, code := s.resolvePartition(c, userID, target)
 	if code != wire.ErrorCodeOK {
 		return deny(code)
 	}
-	out, status := p.poll(c.on, c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
+	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
 		return response{body: emptyPoll(out[:0], partitionOf(req.Partition))}
@@ -169,7 +148,7 @@ func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	if req.Consumer.Kind == wire.ConsumerKindGroup {
 		return s.handleGroupGetOffset(c, &req)
 	}
-	p, code := s.resolvePartition(userID, req.OffsetTarget)
+	p, code := s.resolvePartition(c, userID, req.OffsetTarget)
 	switch code {
 	case wire.ErrorCodeOK:
 	case wire.ErrPartitionNotFound, wire.ErrUnauthorized:
@@ -177,7 +156,7 @@ func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	default:
 		return response{}
 	}
-	stored, current, ok := p.storedOffset(c.on, consumerKey(req.Consumer))
+	stored, current, ok := p.storedOffset(consumerKey(req.Consumer))
 	if !ok {
 		return response{}
 	}
@@ -219,7 +198,7 @@ func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t wire.Offset
 	if !t.Partition.Present {
 		return deny(wire.ErrResourceNotFound)
 	}
-	p, code := s.resolvePartition(userID, t)
+	p, code := s.resolvePartition(c, userID, t)
 	switch code {
 	case wire.ErrorCodeOK:
 	case wire.ErrUnauthorized:
@@ -228,7 +207,7 @@ func (s *Server) offsetWrite(c *connection, h *wire.RequestHeader, t wire.Offset
 		return deny(wire.ErrResourceNotFound)
 	}
 	env := partition.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
-	if status := p.applyOffset(c.on, encode(consumerKey(t.Consumer), env), operation); status != wire.ErrorCodeOK {
+	if status := p.applyOffset(encode(consumerKey(t.Consumer), env), operation); status != wire.ErrorCodeOK {
 		return deny(status)
 	}
 	return response{body: wire.AppendResultOK(c.scratch[:0])}

@@ -155,7 +155,6 @@ func (m *metrics) observeRequest(h *wire.RequestHeader, r response, started time
 	}
 }
 
-// registerShards exports each shard's inbox depth.
 // registerPoolMetrics exports the memory pool's counters, read at scrape
 // time.
 func (s *Server) registerPoolMetrics() {
@@ -177,6 +176,7 @@ func (s *Server) registerPoolMetrics() {
 	)
 }
 
+// registerShardMetrics exports each shard's inbox depth.
 func (s *Server) registerShardMetrics() {
 	for _, sh := range s.shards {
 		sh := sh

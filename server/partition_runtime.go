@@ -21,10 +21,6 @@ import (
 // failure or unrepairable corruption.
 var errFenced = errors.New("partition fenced")
 
-// errCrossShard reports a shard task that would have waited for another
-// shard (a placement bug; see runFrom).
-var errCrossShard = errors.New("a shard task may not wait for another shard")
-
 // pollBytesMax bounds the records one poll returns, so the reply fits the
 // 64 MiB frame limit with room for the header.
 const pollBytesMax = wire.MaxFrameSize - 1<<20
@@ -195,31 +191,8 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 
 // run executes fn on the shard that owns the partition and waits for it:
 // the partition's state and files are only ever touched there. The caller
-// is a goroutine, not a shard task (see runFrom).
-func (p *partitionRuntime) run(fn func()) error { return p.runFrom(nil, fn) }
-
-// runFrom executes fn on the owning shard. on is the shard the caller is
-// running a task on (nil for a goroutine): a task on the owner runs fn in
-// place; a goroutine hands it over and waits. A task on another shard must
-// never wait for this one (two shards waiting on each other would
-// deadlock), so request placement (conn_route.go) keeps such requests off
-// the shards; reaching that case is a bug, refused with errCrossShard.
-func (p *partitionRuntime) runFrom(on *shard.Shard, fn func()) error {
-	switch on {
-	case p.owner:
-		p.owner.AssertOwner()
-		fn()
-		return nil
-	case nil:
-		return p.owner.Call(func() {
-			p.owner.AssertOwner()
-			fn()
-		})
-	default:
-		crossShardWait(on, p.owner)
-		return errCrossShard
-	}
-}
+// is a goroutine, never a shard task.
+func (p *partitionRuntime) run(fn func()) error { return runOnOwner(nil, p.owner, fn) }
 
 // fence stops the partition after a storage failure. It runs on the
 // owning shard.
@@ -232,14 +205,14 @@ func (p *partitionRuntime) fence(err error) {
 
 // send appends one validated batch and returns the raw send reply. For a
 // persisted topic it returns only after the batch is durable.
-func (p *partitionRuntime) send(on *shard.Shard, env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
+func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
 	var reply []byte
 	status := wire.ErrorCodeOK
-	var ticket uint64
 	var done chan error
-	if err := p.runFrom(on, func() {
+	if err := p.run(func() {
+		var ticket uint64
 		reply, status, ticket = p.appendOnShard(env, batch)
-		if status == wire.ErrorCodeOK && ticket != 0 && on == nil {
+		if status == wire.ErrorCodeOK && ticket != 0 {
 			// Answered by the group commit, on the shard, once the batch
 			// is durable; the caller waits off the shard.
 			done = make(chan error, 1)
@@ -248,19 +221,12 @@ func (p *partitionRuntime) send(on *shard.Shard, env partition.Envelope, batch [
 	}); err != nil {
 		return nil, wire.ErrTransientNotAccepted
 	}
-	if status != wire.ErrorCodeOK || ticket == 0 {
-		return reply, status
+	if done != nil {
+		if err := <-done; err != nil {
+			return nil, wire.ErrCannotSyncFile
+		}
 	}
-	if on != nil {
-		// Waiting for the sync on a shard would stall it (and the sync
-		// itself runs there): persisted sends are placed off the shards.
-		crossShardWait(on, p.owner)
-		return nil, wire.ErrTransientNotAccepted
-	}
-	if err := <-done; err != nil {
-		return nil, wire.ErrCannotSyncFile
-	}
-	return reply, wire.ErrorCodeOK
+	return reply, status
 }
 
 // appendOnShard applies a send and flushes when due; for a persisted topic
@@ -317,8 +283,8 @@ func (p *partitionRuntime) flushLocked() error {
 }
 
 // poll appends the poll reply body (§6.6) for a plain consumer to dst.
-func (p *partitionRuntime) poll(on *shard.Shard, dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
-	if err := p.runFrom(on, func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
+func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
+	if err := p.run(func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
 		return dst, wire.ErrTransientNotAccepted
 	}
 	return out, status
@@ -405,8 +371,8 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 
 // applyOffset applies an explicit offset store or delete and returns its
 // result code.
-func (p *partitionRuntime) applyOffset(on *shard.Shard, body []byte, operation uint8) (status wire.ErrorCode) {
-	if err := p.runFrom(on, func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
+func (p *partitionRuntime) applyOffset(body []byte, operation uint8) (status wire.ErrorCode) {
+	if err := p.run(func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
 		return wire.ErrTransientNotAccepted
 	}
 	return status
@@ -437,8 +403,8 @@ func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durab
 }
 
 // storedOffset returns a consumer's stored offset.
-func (p *partitionRuntime) storedOffset(on *shard.Shard, consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
-	_ = p.runFrom(on, func() {
+func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
+	_ = p.run(func() {
 		current, _ = p.machine.CurrentOffset()
 		stored, ok = p.machine.StoredOffset(consumer)
 	})
