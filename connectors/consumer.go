@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -57,7 +58,7 @@ func (b *consumerBinding) partitions(ctx context.Context, cl *client.Client, log
 	if b.isGroup {
 		a, err := cl.SyncConsumerGroup(ctx, b.stream, b.topic, client.Named(b.group))
 		if err == nil {
-			if !equalPartitions(a.Partitions, b.assigned) {
+			if !slices.Equal(a.Partitions, b.assigned) {
 				log.Info("consumer group assignment", zap.String("group", b.group), zap.Uint64("generation", a.Generation), zap.Any("partitions", a.Partitions))
 				b.assigned = append(b.assigned[:0], a.Partitions...)
 			}
@@ -94,16 +95,4 @@ func (b *consumerBinding) leave(ctx context.Context, cl *client.Client, log *zap
 	if err := cl.LeaveConsumerGroup(ctx, b.stream, b.topic, client.Named(b.group)); err != nil {
 		log.Warn("leaving consumer group failed", zap.String("group", b.group), zap.Error(err))
 	}
-}
-
-func equalPartitions(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -132,7 +132,7 @@ func (t *sinkTask) run(ctx context.Context) {
 				polledAny = true
 			}
 			if !ok {
-				if t.cancelled(ctx) {
+				if ctx.Err() != nil {
 					return
 				}
 				if !pause(ctx, backoff) {
@@ -148,9 +148,6 @@ func (t *sinkTask) run(ctx context.Context) {
 		}
 	}
 }
-
-// cancelled reports whether the run ended (stop or plugin failure).
-func (t *sinkTask) cancelled(ctx context.Context) bool { return ctx.Err() != nil }
 
 // pause waits d or until ctx ends; false when ctx ended.
 func pause(ctx context.Context, d time.Duration) bool {
@@ -176,7 +173,7 @@ func (t *sinkTask) pollPartition(ctx context.Context, partition uint32) (int, bo
 	reqCtx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	polled, err := t.client.PollMessages(reqCtx, client.PollRequest{Consumer: t.binding.consumer,
-		Stream: client.ParseIdentifier(t.stream.Stream), Topic: client.ParseIdentifier(t.topic),
+		Stream: t.binding.stream, Topic: t.binding.topic,
 		Partition: partition, Strategy: client.PollNext(), Count: uint32(t.stream.BatchLength), AutoCommit: atMostOnce})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -194,7 +191,7 @@ func (t *sinkTask) pollPartition(ctx context.Context, partition uint32) (int, bo
 	t.c.counters.Consumed.add(n)
 	// The batch in hand is delivered even when a stop arrives meanwhile:
 	// deliveries use their own context, bounded by the call timeout.
-	for _, chunk := range splitBatches(polled.Messages, polled.PartitionID, t.stream.BatchLength) {
+	for _, chunk := range splitBatches(polled.Messages, t.stream.BatchLength) {
 		if !t.deliver(polled.PartitionID, chunk, atMostOnce) {
 			return n, false
 		}
@@ -258,8 +255,7 @@ func (t *sinkTask) deliver(partition uint32, msgs []client.Message, atMostOnce b
 	if !atMostOnce {
 		last := msgs[len(msgs)-1].Offset
 		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-		err := t.client.StoreConsumerOffset(ctx, t.binding.consumer, client.ParseIdentifier(t.stream.Stream),
-			client.ParseIdentifier(t.topic), partition, last)
+		err := t.client.StoreConsumerOffset(ctx, t.binding.consumer, t.binding.stream, t.binding.topic, partition, last)
 		cancel()
 		if err != nil {
 			t.c.counters.Errors.add(1)
@@ -274,11 +270,9 @@ func (t *sinkTask) deliver(partition uint32, msgs []client.Message, atMostOnce b
 }
 
 // splitBatches cuts polled messages into plugin batches of at most
-// length messages. A poll reply holds one partition, so a batch also
-// ends at the end of the reply; messages of another partition than the
-// reply's (none, today) would start a new batch, because the plugin gets
+// length messages. A poll reply holds one partition, and the plugin gets
 // one partition per batch.
-func splitBatches(msgs []client.Message, _ uint32, length int) [][]client.Message {
+func splitBatches(msgs []client.Message, length int) [][]client.Message {
 	var out [][]client.Message
 	for len(msgs) > 0 {
 		n := min(len(msgs), length)

@@ -50,8 +50,10 @@ func (s *StateStore) Load() ([]byte, error) {
 	return b, nil
 }
 
-// Save replaces the state: write a temp file, fdatasync it, rename it over
+// Save replaces the state: write a temp file, fsync it, rename it over
 // the state file, fsync the directory. Any failed step is an ErrState.
+// (fsync, not fdatasync: the temp file is new, so its size must reach the
+// disk either way, and os.File.Sync is portable and retries EINTR.)
 func (s *StateStore) Save(state []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,7 +66,7 @@ func (s *StateStore) Save(state []byte) error {
 		_ = f.Close()
 		return fmt.Errorf("%w: write %s: %w", ErrState, tmp, err)
 	}
-	if err := fdatasync(f); err != nil {
+	if err := f.Sync(); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("%w: sync %s: %w", ErrState, tmp, err)
 	}

@@ -72,11 +72,11 @@ func TestSplitBatches(t *testing.T) {
 	for i := range msgs {
 		msgs[i].Offset = uint64(i)
 	}
-	got := splitBatches(msgs, 0, 10)
+	got := splitBatches(msgs, 10)
 	if len(got) != 3 || len(got[0]) != 10 || len(got[2]) != 5 || got[2][4].Offset != 24 {
 		t.Fatalf("batches %d", len(got))
 	}
-	if len(splitBatches(nil, 0, 10)) != 0 {
+	if len(splitBatches(nil, 10)) != 0 {
 		t.Fatal("empty poll made a batch")
 	}
 }

@@ -103,12 +103,16 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, hint)
 	}
 
+	// A fatal serving error still shuts down cleanly, but the process
+	// exits 1 so that a supervisor sees the failure.
+	code := 0
 	select {
 	case sig := <-signals:
 		logger.Info("shutting down", zap.String("signal", sig.String()))
 	case err := <-srv.Done():
 		if err != nil && !errors.Is(err, server.ErrClosed) {
 			logger.Error("server failed", zap.Error(err))
+			code = 1
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -118,5 +122,5 @@ func run(args []string) int {
 		return 1
 	}
 	logger.Info("stopped")
-	return 0
+	return code
 }

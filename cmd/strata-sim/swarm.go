@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +78,8 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 			continue
 		}
 		failed++
-		fmt.Fprintf(stdout, "FAIL seed=%d %s\n", res.Params.Seed, firstLine(res.Outcome.String()))
+		firstLine, _, _ := strings.Cut(res.Outcome.String(), "\n")
+		fmt.Fprintf(stdout, "FAIL seed=%d %s\n", res.Params.Seed, firstLine)
 		if err := writeFailure(res, bugs, stdout); err != nil {
 			fmt.Fprintf(stdout, "  could not write failure files: %v\n", err)
 		}
@@ -113,13 +115,4 @@ func addCounters(net *sim.NetworkCounters, disk *sim.StorageCounters, proc *sim.
 	proc.Crashes += p.Crashes
 	proc.PowerLosses += p.PowerLosses
 	proc.PowerLossesAll += p.PowerLossesAll
-}
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

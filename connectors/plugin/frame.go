@@ -78,19 +78,29 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 	if len(b) < FrameHeaderSize {
 		return Frame{}, 0, io.ErrUnexpectedEOF
 	}
-	n := binary.LittleEndian.Uint32(b)
-	if n > FrameBodyMax {
-		return Frame{}, 0, fmt.Errorf("%w: body length %d exceeds %d", ErrFrame, n, FrameBodyMax)
-	}
-	kind := b[4]
-	if kind < KindHello || kind > KindClose {
-		return Frame{}, 0, fmt.Errorf("%w: unknown kind %d", ErrFrame, kind)
+	n, kind, err := decodeFrameHeader(b)
+	if err != nil {
+		return Frame{}, 0, err
 	}
 	end := FrameHeaderSize + int(n)
 	if len(b) < end {
 		return Frame{}, 0, io.ErrUnexpectedEOF
 	}
 	return Frame{Kind: kind, Body: b[FrameHeaderSize:end]}, end, nil
+}
+
+// decodeFrameHeader checks the FrameHeaderSize bytes at the start of head
+// and returns the announced body length and the kind.
+func decodeFrameHeader(head []byte) (uint32, uint8, error) {
+	n := binary.LittleEndian.Uint32(head)
+	if n > FrameBodyMax {
+		return 0, 0, fmt.Errorf("%w: body length %d exceeds %d", ErrFrame, n, FrameBodyMax)
+	}
+	kind := head[4]
+	if kind < KindHello || kind > KindClose {
+		return 0, 0, fmt.Errorf("%w: unknown kind %d", ErrFrame, kind)
+	}
+	return n, kind, nil
 }
 
 // FrameReader reads frames from a stream, reusing one buffer.
@@ -109,12 +119,9 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 	if _, err := io.ReadFull(fr.r, head); err != nil {
 		return Frame{}, err
 	}
-	n := binary.LittleEndian.Uint32(head)
-	if n > FrameBodyMax {
-		return Frame{}, fmt.Errorf("%w: body length %d exceeds %d", ErrFrame, n, FrameBodyMax)
-	}
-	if head[4] < KindHello || head[4] > KindClose {
-		return Frame{}, fmt.Errorf("%w: unknown kind %d", ErrFrame, head[4])
+	n, kind, err := decodeFrameHeader(head)
+	if err != nil {
+		return Frame{}, err
 	}
 	if cap(fr.buf) < int(n) {
 		fr.buf = make([]byte, n)
@@ -126,7 +133,7 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 		}
 		return Frame{}, err
 	}
-	return Frame{Kind: head[4], Body: fr.buf}, nil
+	return Frame{Kind: kind, Body: fr.buf}, nil
 }
 
 // WriteFrame writes one frame to w in a single Write.

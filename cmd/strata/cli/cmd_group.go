@@ -48,13 +48,9 @@ numeric id or a name. (Joining is done by consuming clients, not here.)
 			if err != nil {
 				return err
 			}
-			items := make([]any, len(list))
-			rows := make([][]string, len(list))
-			for i, g := range list {
-				items[i] = g
-				rows[i] = []string{u32(g.ID), g.Name, u32(g.MembersCount), u32(g.PartitionsCount)}
-			}
-			return a.printer().list(items, []string{"ID", "NAME", "MEMBERS", "PARTITIONS"}, rows)
+			return printList(a.printer(), list, []string{"ID", "NAME", "MEMBERS", "PARTITIONS"}, func(g client.ConsumerGroup) []string {
+				return []string{u32(g.ID), g.Name, u32(g.MembersCount), u32(g.PartitionsCount)}
+			})
 		},
 	}, &cobra.Command{
 		Use:   "get STREAM TOPIC GROUP",

@@ -133,13 +133,9 @@ func streamFields(s *client.Stream) []field {
 }
 
 func (a *app) printStreams(list []client.Stream) error {
-	items := make([]any, len(list))
-	rows := make([][]string, len(list))
-	for i, s := range list {
-		items[i] = s
-		rows[i] = []string{u32(s.ID), s.Name, u32(s.TopicsCount), u64(s.MessagesCount), bytesText(s.SizeBytes), micros(s.CreatedAt)}
-	}
-	return a.printer().list(items, []string{"ID", "NAME", "TOPICS", "MESSAGES", "SIZE", "CREATED"}, rows)
+	return printList(a.printer(), list, []string{"ID", "NAME", "TOPICS", "MESSAGES", "SIZE", "CREATED"}, func(s client.Stream) []string {
+		return []string{u32(s.ID), s.Name, u32(s.TopicsCount), u64(s.MessagesCount), bytesText(s.SizeBytes), micros(s.CreatedAt)}
+	})
 }
 
 func u32(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

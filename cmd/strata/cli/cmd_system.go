@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 func newPingCommand(a *app) *cobra.Command {
@@ -80,20 +81,20 @@ func newMeCommand(a *app) *cobra.Command {
 
 func transportName(t uint8) string {
 	switch t {
-	case 1:
+	case wire.TransportTCP:
 		return "tcp"
-	case 2:
+	case wire.TransportQUIC:
 		return "quic"
-	case 3:
+	case wire.TransportHTTP:
 		return "http"
-	case 4:
+	case wire.TransportWebSocket:
 		return "websocket"
 	}
 	return strconv.Itoa(int(t))
 }
 
 func userIDText(id uint32) string {
-	if id == 0xFFFFFFFF {
+	if id == wire.UserIDNone {
 		return "-"
 	}
 	return strconv.FormatUint(uint64(id), 10)
@@ -152,14 +153,9 @@ func newClientCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			items := make([]any, len(list))
-			rows := make([][]string, len(list))
-			for i, ci := range list {
-				items[i] = ci
-				rows[i] = []string{strconv.FormatUint(uint64(ci.ClientID), 10), userIDText(ci.UserID),
-					transportName(ci.Transport), ci.Address, strconv.FormatUint(uint64(ci.ConsumerGroupsCount), 10)}
-			}
-			return a.printer().list(items, []string{"ID", "USER", "TRANSPORT", "ADDRESS", "GROUPS"}, rows)
+			return printList(a.printer(), list, []string{"ID", "USER", "TRANSPORT", "ADDRESS", "GROUPS"}, func(ci client.ClientInfo) []string {
+				return []string{u32(ci.ClientID), userIDText(ci.UserID), transportName(ci.Transport), ci.Address, u32(ci.ConsumerGroupsCount)}
+			})
 		},
 	}, &cobra.Command{
 		Use:   "get CLIENT_ID",

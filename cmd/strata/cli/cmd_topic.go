@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // topicFlags are the option flags of topic create and update.
@@ -199,11 +200,9 @@ data is on stable storage.`,
 			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
 				return err
 			}
-			rows := make([][]string, len(t.Partitions))
-			for i, p := range t.Partitions {
-				rows[i] = []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes)}
-			}
-			return a.printer().list(nil, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE"}, rows)
+			return printList(a.printer(), t.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE"}, func(p client.Partition) []string {
+				return []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes)}
+			})
 		},
 	}, &cobra.Command{
 		Use:   "delete STREAM TOPIC",
@@ -237,9 +236,9 @@ func microsDuration(v uint64) string {
 
 func compressionName(c uint8) string {
 	switch c {
-	case 1:
+	case wire.CompressionNone:
 		return "none"
-	case 2:
+	case wire.CompressionGzip:
 		return "gzip"
 	}
 	return strconv.Itoa(int(c))
@@ -269,12 +268,8 @@ func topicFields(t *client.Topic) []field {
 }
 
 func (a *app) printTopics(list []client.Topic) error {
-	items := make([]any, len(list))
-	rows := make([][]string, len(list))
-	for i, t := range list {
-		items[i] = t
-		rows[i] = []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
+	return printList(a.printer(), list, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, func(t client.Topic) []string {
+		return []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
 			maxText(t.MessageExpiry, "never", microsDuration), optionsText(t.Options)}
-	}
-	return a.printer().list(items, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, rows)
+	})
 }

@@ -181,13 +181,9 @@ func newUserCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			items := make([]any, len(list))
-			rows := make([][]string, len(list))
-			for i, u := range list {
-				items[i] = u
-				rows[i] = []string{u32(u.ID), u.Username, statusName(u.Status), micros(u.CreatedAt)}
-			}
-			return a.printer().list(items, []string{"ID", "USERNAME", "STATUS", "CREATED"}, rows)
+			return printList(a.printer(), list, []string{"ID", "USERNAME", "STATUS", "CREATED"}, func(u client.User) []string {
+				return []string{u32(u.ID), u.Username, statusName(u.Status), micros(u.CreatedAt)}
+			})
 		},
 	}, &cobra.Command{
 		Use:   "get USER",
@@ -286,17 +282,13 @@ The raw token is printed once, at creation.
 			if err != nil {
 				return err
 			}
-			items := make([]any, len(list))
-			rows := make([][]string, len(list))
-			for i, p := range list {
-				items[i] = p
+			return printList(a.printer(), list, []string{"NAME", "EXPIRES"}, func(p client.PersonalAccessToken) []string {
 				exp := "never"
 				if p.ExpiryAt != 0 {
 					exp = micros(p.ExpiryAt)
 				}
-				rows[i] = []string{p.Name, exp}
-			}
-			return a.printer().list(items, []string{"NAME", "EXPIRES"}, rows)
+				return []string{p.Name, exp}
+			})
 		},
 	}, &cobra.Command{
 		Use:   "delete NAME",

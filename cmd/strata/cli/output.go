@@ -35,8 +35,9 @@ func (p *printer) object(v any, fields []field) error {
 	return tw.Flush()
 }
 
-// list prints records: a JSON line per item, or a table with headers.
-func (p *printer) list(items []any, headers []string, rows [][]string) error {
+// printList prints records: a JSON line per item, or a table with
+// headers and row(item) as each item's cells.
+func printList[T any](p *printer, items []T, headers []string, row func(T) []string) error {
 	if p.json {
 		for _, it := range items {
 			if err := p.jsonLine(it); err != nil {
@@ -49,8 +50,8 @@ func (p *printer) list(items []any, headers []string, rows [][]string) error {
 	if _, err := fmt.Fprintln(tw, strings.Join(headers, "\t")); err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if _, err := fmt.Fprintln(tw, strings.Join(r, "\t")); err != nil {
+	for _, it := range items {
+		if _, err := fmt.Fprintln(tw, strings.Join(row(it), "\t")); err != nil {
 			return err
 		}
 	}
