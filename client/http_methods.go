@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -279,22 +277,7 @@ func (c *HTTPClient) GetClients(ctx context.Context) ([]ClientInfo, error) {
 }
 
 // messageIDText renders a 128-bit message id in decimal.
-func messageIDText(id MessageID) string {
-	if id.High == 0 {
-		return strconv.FormatUint(id.Low, 10)
-	}
-	v := new(big.Int).SetUint64(id.High)
-	v.Lsh(v, 64)
-	v.Or(v, new(big.Int).SetUint64(id.Low))
-	return v.String()
-}
+func messageIDText(id MessageID) string { return id.String() }
 
 // parseMessageID reads a decimal 128-bit message id.
-func parseMessageID(s string) (MessageID, error) {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Sign() < 0 || v.BitLen() > 128 {
-		return MessageID{}, fmt.Errorf("message id %q", s)
-	}
-	low := new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0)))
-	return MessageID{Low: low.Uint64(), High: new(big.Int).Rsh(v, 64).Uint64()}, nil
-}
+func parseMessageID(s string) (MessageID, error) { return wire.ParseMessageID(s) }

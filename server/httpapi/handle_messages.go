@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"math/big"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -95,15 +95,7 @@ type polledMessagesJSON struct {
 }
 
 // messageIDText renders a 128-bit id in decimal.
-func messageIDText(id wire.MessageID) json.Number {
-	if id.High == 0 {
-		return json.Number(strconv.FormatUint(id.Low, 10))
-	}
-	v := new(big.Int).SetUint64(id.High)
-	v.Lsh(v, 64)
-	v.Or(v, new(big.Int).SetUint64(id.Low))
-	return json.Number(v.String())
-}
+func messageIDText(id wire.MessageID) json.Number { return json.Number(id.String()) }
 
 // userHeadersJSON renders a user-headers block.
 func userHeadersJSON(block []byte) any {
@@ -300,22 +292,23 @@ func parseMessageID(raw json.RawMessage) (wire.MessageID, error) {
 	if err := json.Unmarshal(raw, &s); err == nil {
 		text = s
 	}
-	v, ok := new(big.Int).SetString(text, 10)
-	if !ok {
-		hex := strings.ReplaceAll(text, "-", "")
-		if len(hex) != 32 {
-			return wire.MessageID{}, badRequest("id", "message id must be a number or 32 hex digits")
-		}
-		if v, ok = new(big.Int).SetString(hex, 16); !ok {
-			return wire.MessageID{}, badRequest("id", "message id must be a number or 32 hex digits")
-		}
-	}
-	if v.Sign() < 0 || v.BitLen() > 128 {
+	id, err := wire.ParseMessageID(text)
+	switch {
+	case err == nil:
+		return id, nil
+	case errors.Is(err, wire.ErrMessageIDRange):
 		return wire.MessageID{}, badRequest("id", "message id must fit in 128 bits")
 	}
-	low := new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0)))
-	high := new(big.Int).Rsh(v, 64)
-	return wire.MessageID{Low: low.Uint64(), High: high.Uint64()}, nil
+	hex := strings.ReplaceAll(text, "-", "")
+	if len(hex) != 32 {
+		return wire.MessageID{}, badRequest("id", "message id must be a number or 32 hex digits")
+	}
+	high, errHigh := strconv.ParseUint(hex[:16], 16, 64)
+	low, errLow := strconv.ParseUint(hex[16:], 16, 64)
+	if errHigh != nil || errLow != nil {
+		return wire.MessageID{}, badRequest("id", "message id must be a number or 32 hex digits")
+	}
+	return wire.MessageID{Low: low, High: high}, nil
 }
 
 // parseUserHeaders reads user headers: a base64 TLV block, or a list of

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -325,19 +324,8 @@ type polledMessage struct {
 	PayloadEncoding string            `json:"payload_encoding,omitempty"`
 }
 
-// messageIDText renders a u128 id in decimal.
-func messageIDText(id client.MessageID) string {
-	if id.High == 0 {
-		return strconv.FormatUint(id.Low, 10)
-	}
-	v := new(big.Int).SetUint64(id.High)
-	v.Lsh(v, 64)
-	v.Or(v, new(big.Int).SetUint64(id.Low))
-	return v.String()
-}
-
 func toPolled(m *client.Message) polledMessage {
-	pm := polledMessage{Offset: m.Offset, ID: messageIDText(m.ID), Timestamp: m.Timestamp,
+	pm := polledMessage{Offset: m.Offset, ID: m.ID.String(), Timestamp: m.Timestamp,
 		OriginTimestamp: m.OriginTimestamp}
 	if utf8.Valid(m.Payload) {
 		pm.Payload = string(m.Payload)
