@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/stratabroker/strata/client"
@@ -84,12 +83,8 @@ func (v *Verifier) frameChecksum(m *client.Message, index uint32) uint64 {
 		v.frame = make([]byte, size)
 	}
 	fr := v.frame[:size]
-	clear(fr[:wire.MessageHeaderSize])
-	binary.LittleEndian.PutUint64(fr[8:], m.ID.Low)
-	binary.LittleEndian.PutUint64(fr[16:], m.ID.High)
-	binary.LittleEndian.PutUint32(fr[24:], index)
-	// bytes 28..31: timestamp delta 0; 32..35: no user headers.
-	binary.LittleEndian.PutUint32(fr[36:], uint32(len(m.Payload)))
+	// Timestamp delta 0 and no user headers, as the producer sent it.
+	wire.PutFrameHeader(fr, m.ID, index, 0, len(m.Payload))
 	copy(fr[wire.MessageHeaderSize:], m.Payload)
 	return wire.MessageChecksum(fr)
 }

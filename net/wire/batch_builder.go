@@ -36,6 +36,19 @@ func (bb *BatchBuilder) Len() int {
 	return len(bb.buf)
 }
 
+// PutFrameHeader writes a message frame header (§6.2) into
+// dst[:MessageHeaderSize] as a producer builds it: the id, the offset
+// delta and the two lengths, with the checksum, timestamp delta and
+// reserved fields zero (Finish fills the first two).
+func PutFrameHeader(dst []byte, id MessageID, offsetDelta uint32, userHeadersLen, payloadLen int) {
+	clear(dst[:MessageHeaderSize])
+	binary.LittleEndian.PutUint64(dst[frameIDAt:], id.Low)
+	binary.LittleEndian.PutUint64(dst[frameIDAt+8:], id.High)
+	binary.LittleEndian.PutUint32(dst[frameOffsetDeltaAt:], offsetDelta)
+	binary.LittleEndian.PutUint32(dst[frameUserHeadersLengthAt:], uint32(userHeadersLen))
+	binary.LittleEndian.PutUint32(dst[framePayloadLengthAt:], uint32(payloadLen))
+}
+
 // Add appends one message: its id, payload, raw user-headers block (TLV,
 // §4.7, may be empty) and origin timestamp in micros. It fails with
 // ErrBatchMalformed when the batch would exceed BatchLengthMax.
@@ -48,11 +61,7 @@ func (bb *BatchBuilder) Add(id MessageID, payload, userHeaders []byte, originMic
 		return fmt.Errorf("batch would reach %d bytes: %w", uint64(len(bb.buf))+size, ErrBatchMalformed)
 	}
 	var header [MessageHeaderSize]byte
-	binary.LittleEndian.PutUint64(header[frameIDAt:], id.Low)
-	binary.LittleEndian.PutUint64(header[frameIDAt+8:], id.High)
-	binary.LittleEndian.PutUint32(header[frameOffsetDeltaAt:], uint32(len(bb.origins)))
-	binary.LittleEndian.PutUint32(header[frameUserHeadersLengthAt:], uint32(len(userHeaders)))
-	binary.LittleEndian.PutUint32(header[framePayloadLengthAt:], uint32(len(payload)))
+	PutFrameHeader(header[:], id, uint32(len(bb.origins)), len(userHeaders), len(payload))
 	bb.buf = append(bb.buf, header[:]...)
 	bb.buf = append(bb.buf, payload...)
 	bb.buf = append(bb.buf, userHeaders...)
