@@ -158,6 +158,13 @@ func (m *metaStore) submitOnWriter(operation uint8, body []byte) (op uint64, rep
 	if m.failed != nil {
 		return 0, nil, m.failed
 	}
+	// The journal may be full whatever filled it (session entries, a
+	// checkpoint that failed, a journal replayed full at boot): make room
+	// before the append, which would refuse the entry otherwise.
+	if err := m.checkpointIfFullOnWriter(nil); err != nil {
+		m.s.log.Error("metadata journal full and its checkpoint failed; the operation is refused and the checkpoint retried with the next one", zap.Error(err))
+		return 0, nil, fmt.Errorf("%w: %w", errJournalFull, err)
+	}
 	op = m.lastOp + 1
 	timestamp := m.s.nowMicros()
 	if timestamp <= m.lastTimestamp {
@@ -170,28 +177,80 @@ func (m *metaStore) submitOnWriter(operation uint8, body []byte) (op uint64, rep
 	}
 	m.lastOp, m.lastTimestamp = op, timestamp
 	m.s.metrics.metadataOps.Inc()
+	// state is the machine's encoding after op when op changed it; a
+	// session entry leaves the machine (and so the read view) as it was.
+	var state []byte
 	switch wire.Operation(operation) {
 	case wire.OpRegister, wire.OpLogout:
-		return op, nil, nil
-	}
-	reply = m.machine.Apply(op, timestamp, operation, body)
-	for _, effect := range m.machine.TakeEffects() {
-		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
-			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
+		// Sessions belong to connections; the state machine does not
+		// hold them.
+	default:
+		reply = m.machine.Apply(op, timestamp, operation, body)
+		for _, effect := range m.machine.TakeEffects() {
+			if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
+				m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
+			}
+		}
+		// One encoding of the state serves the read view and, when the
+		// journal is full, the checkpoint.
+		state = m.machine.Checkpoint()
+		if err := m.publishStateLocked(state); err != nil {
+			m.s.log.Error("metadata read view not republished", zap.Uint64("op", op), zap.Error(err))
 		}
 	}
-	// One encoding of the state serves the read view and, when the
-	// journal is full, the checkpoint.
-	state := m.machine.Checkpoint()
-	if err := m.publishStateLocked(state); err != nil {
-		m.s.log.Error("metadata read view not republished", zap.Uint64("op", op), zap.Error(err))
-	}
-	if m.journal.needsCheckpoint() {
-		if err := m.journal.checkpoint(op, state); err != nil {
-			m.s.log.Error("metadata checkpoint failed", zap.Error(err))
-		}
+	// Every operation, whatever its kind, takes the checkpoint the
+	// journal needs: the op is durable already, so a failed checkpoint is
+	// only logged and retried before the next append.
+	if err := m.checkpointIfFullOnWriter(state); err != nil {
+		m.s.log.Error("metadata checkpoint failed; retried before the next metadata write", zap.Uint64("op", op), zap.Error(err))
 	}
 	return op, reply, nil
+}
+
+// errJournalFull refuses an operation because the metadata journal is full
+// and the checkpoint that would empty it failed; nothing was journaled,
+// and the next operation tries the checkpoint again.
+var errJournalFull = errors.New("metadata journal full")
+
+// checkpointIfFullOnWriter takes a checkpoint when the journal's slots are
+// used up: the machine's state as of the last journaled op goes to
+// snapshot.bin and the journal is emptied. state is the machine's current
+// encoding when the caller has it (nil: encoded here). It runs on the
+// writer with mu held for writing (or alone, at boot).
+func (m *metaStore) checkpointIfFullOnWriter(state []byte) error {
+	m.writer.AssertOwner()
+	if !m.journal.needsCheckpoint() {
+		return nil
+	}
+	if state == nil {
+		state = m.machine.Checkpoint()
+	}
+	if err := m.journal.checkpoint(m.lastOp, state); err != nil {
+		return err
+	}
+	m.s.metrics.metadataCheckpoints.Inc()
+	m.s.log.Debug("metadata checkpoint", zap.Uint64("op", m.lastOp), zap.Int("state_bytes", len(state)))
+	return nil
+}
+
+// checkpointIfFull is checkpointIfFullOnWriter as a task on the writer,
+// for the boot path: a journal replayed full (written by a server that
+// did not checkpoint after session entries) is emptied before the server
+// serves, once the replayed operations have been carried out on disk. A
+// failed checkpoint does not stop the boot (messages are still served):
+// it is logged, and the next metadata write tries again.
+func (m *metaStore) checkpointIfFull() error {
+	return m.onWriter(func() error {
+		if !m.journal.needsCheckpoint() {
+			return nil
+		}
+		if err := m.checkpointIfFullOnWriter(nil); err != nil {
+			m.s.log.Error("metadata journal full at boot and its checkpoint failed; retried before the next metadata write", zap.Error(err))
+			return nil
+		}
+		m.s.log.Warn("metadata journal was full at boot; checkpoint taken", zap.Uint64("op", m.lastOp))
+		return nil
+	})
 }
 
 // encodeSessionOp builds the body of a Register or Logout entry.

@@ -37,6 +37,10 @@ type metrics struct {
 	requestsPlaced   *prometheus.CounterVec
 	// placedShard and placedForward are requestsPlaced's two series.
 	placedShard, placedForward prometheus.Counter
+
+	// metadataCheckpoints counts metadata checkpoints (snapshot.bin
+	// written, journal emptied).
+	metadataCheckpoints prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -112,6 +116,10 @@ func newMetrics() *metrics {
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
 		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
 		m.shardConnections, m.requestsPlaced)
+	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",
+	})
+	m.registry.MustRegister(m.metadataCheckpoints)
 	return m
 }
 

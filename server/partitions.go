@@ -260,7 +260,10 @@ func (ps *partitionSet) openAll() error {
 		}
 	}
 	ps.pendingPurge = map[partKey]uint64{}
-	return nil
+	// The replayed operations are carried out on disk: a journal that was
+	// full at boot can be checkpointed now without losing what the
+	// reconciliation needed from it.
+	return ps.s.meta.checkpointIfFull()
 }
 
 // reopen opens one existing partition at boot.
