@@ -122,6 +122,7 @@ func (m *metaStore) replay(op, timestamp uint64, operation uint8, body []byte) e
 	}
 	m.machine.Apply(op, timestamp, operation, body)
 	for _, effect := range m.machine.TakeEffects() {
+		m.s.parts.recordReplayed(effect, timestamp)
 		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
 			return err
 		}

@@ -39,6 +39,10 @@ type partitionSet struct {
 	// the latest purge of each partition; reconciliation applies it when
 	// the partition's superblock shows it was not carried out.
 	pendingPurge map[partKey]uint64
+	// deletions records, during the metadata replay at boot, the
+	// deletions the journal committed: reconciliation removes only the
+	// directories they account for and moves any other unknown one aside.
+	deletions replayedDeletions
 	// replaying is true while the metadata journal is replayed at boot.
 	replaying bool
 }
@@ -50,6 +54,7 @@ func newPartitionSet(s *Server) *partitionSet {
 		parts:        map[partKey]*partitionRuntime{},
 		balanced:     map[topicKey]*atomic.Uint32{},
 		pendingPurge: map[partKey]uint64{},
+		deletions:    newReplayedDeletions(),
 		replaying:    true,
 	}
 }
@@ -238,9 +243,11 @@ func (ps *partitionSet) lookup(k partKey) (*metadata.Topic, metadata.Partition, 
 }
 
 // openAll reconciles the disk with the recovered metadata and opens every
-// partition: directories of deleted streams, topics and partitions are
-// removed, a directory left by an older partition of the same ids
-// (deleted and recreated) is wiped, purges recorded in the journal but not
+// partition: directories of streams, topics and partitions the metadata
+// does not have are removed when a replayed deletion accounts for them
+// and moved under streams/.orphaned otherwise (metadata damage never
+// deletes message data), a directory left by an older partition of the
+// same ids is handled the same way, purges recorded in the journal but not
 // carried out are carried out, and every log is recovered.
 func (ps *partitionSet) openAll() error {
 	ps.replaying = false
@@ -260,6 +267,7 @@ func (ps *partitionSet) openAll() error {
 		}
 	}
 	ps.pendingPurge = map[partKey]uint64{}
+	ps.deletions = newReplayedDeletions()
 	// The replayed operations are carried out on disk: a journal that was
 	// full at boot can be checkpointed now without losing what the
 	// reconciliation needed from it.
@@ -277,8 +285,8 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 		ps.s.log.Warn("partition superblock copy invalid; the other copy is used", zap.String("partition", dir), zap.Any("invalid", report.Invalid))
 	}
 	if !report.Found || sb.Flags != part.CreatedAt {
-		if report.Found {
-			ps.s.log.Warn("partition directory belongs to an older partition with the same id; wiping it", zap.String("partition", dir))
+		if err := ps.clearForCreate(k, dir, report.Found, sb.Flags, part.CreatedAt); err != nil {
+			return err
 		}
 		return ps.create(nil, k)
 	}
@@ -298,8 +306,30 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 	return nil
 }
 
-// removeStrays deletes the directories of streams, topics and partitions
-// the metadata no longer has.
+// clearForCreate makes room for the partition the metadata has at k when
+// its directory does not hold it: a directory without a superblock and
+// without files is simply reused; one of an older partition with the same
+// ids that a replayed deletion removed is wiped; anything else (a
+// partition the metadata does not know of, files without a superblock) is
+// moved aside.
+func (ps *partitionSet) clearForCreate(k partKey, dir string, found bool, diskCreatedAt, createdAt uint64) error {
+	if !found {
+		entries, err := ps.s.fs.ReadDir(dir)
+		if errors.Is(err, storage.ErrNotExist) || (err == nil && len(entries) == 0) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list %s: %w", dir, err)
+		}
+		return ps.removeOrMoveAside(partitionOrphan(ps, k), false, "partition directory without a superblock")
+	}
+	reason := fmt.Sprintf("partition directory created at %d, the metadata's partition at %d", diskCreatedAt, createdAt)
+	return ps.removeOrMoveAside(partitionOrphan(ps, k), ps.deletedPartition(k, dir), reason)
+}
+
+// removeStrays settles the directories of streams, topics and partitions
+// the metadata does not have: removed when a deletion replayed from the
+// journal accounts for them (a crash stopped it), moved aside otherwise.
 func (ps *partitionSet) removeStrays() error {
 	root := path.Join(ps.s.cfg.System.Path, "streams")
 	streams, err := ps.numericDirs(root)
@@ -310,8 +340,13 @@ func (ps *partitionSet) removeStrays() error {
 	for _, sid := range streams {
 		stream := m.Stream(metadata.NumericID(sid))
 		if stream == nil {
-			ps.s.log.Warn("removing the directory of a deleted stream", zap.Uint32("stream", sid))
-			if err := ps.removeDir(ps.streamDir(sid)); err != nil {
+			deleted := false
+			if ps.deletions.streams[sid] != 0 {
+				if deleted, err = ps.deletedTree(sid, nil); err != nil {
+					return err
+				}
+			}
+			if err := ps.removeOrMoveAside(streamOrphan(ps, sid), deleted, "stream not in the metadata"); err != nil {
 				return err
 			}
 			continue
@@ -323,8 +358,13 @@ func (ps *partitionSet) removeStrays() error {
 		for _, tid := range topics {
 			_, topic, code := m.ResolveTopic(metadata.NumericID(sid), metadata.NumericID(tid))
 			if code != metadata.CodeOK {
-				ps.s.log.Warn("removing the directory of a deleted topic", zap.Uint32("stream", sid), zap.Uint32("topic", tid))
-				if err := ps.removeDir(ps.topicDir(sid, tid)); err != nil {
+				deleted := false
+				if ps.deletions.topic(sid, tid) != 0 {
+					if deleted, err = ps.deletedTree(sid, []uint32{tid}); err != nil {
+						return err
+					}
+				}
+				if err := ps.removeOrMoveAside(topicOrphan(ps, sid, tid), deleted, "topic not in the metadata"); err != nil {
 					return err
 				}
 				continue
@@ -334,9 +374,9 @@ func (ps *partitionSet) removeStrays() error {
 				return err
 			}
 			for _, pid := range parts {
-				if _, _, ok := ps.lookup(partKey{sid, tid, pid}); !ok || topic == nil {
-					ps.s.log.Warn("removing the directory of a deleted partition", zap.Uint32("stream", sid), zap.Uint32("topic", tid), zap.Uint32("partition", pid))
-					if err := ps.removeDir(ps.partitionDir(partKey{sid, tid, pid})); err != nil {
+				k := partKey{sid, tid, pid}
+				if _, _, ok := ps.lookup(k); !ok || topic == nil {
+					if err := ps.removeOrMoveAside(partitionOrphan(ps, k), ps.deletedPartition(k, ps.partitionDir(k)), "partition not in the metadata"); err != nil {
 						return err
 					}
 				}

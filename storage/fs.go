@@ -45,7 +45,8 @@ type FS interface {
 	// RemoveAll deletes path and everything under it; a missing path is
 	// not an error.
 	RemoveAll(path string) error
-	// Rename atomically replaces newPath with oldPath.
+	// Rename atomically replaces newPath with oldPath; a directory moves
+	// with everything under it, to a newPath that does not exist.
 	Rename(oldPath, newPath string) error
 	// ReadDir returns the names of the entries in path, sorted.
 	ReadDir(path string) ([]DirEntry, error)

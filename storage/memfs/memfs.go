@@ -180,9 +180,13 @@ func (m *FS) RemoveAll(p string) error {
 	return nil
 }
 
-// Rename implements storage.FS for files.
+// Rename implements storage.FS: a file, or a directory with everything
+// under it (see renameDir).
 func (m *FS) Rename(oldPath, newPath string) error {
 	oldPath, newPath = clean(oldPath), clean(newPath)
+	if m.dirs[oldPath] {
+		return m.renameDir(oldPath, newPath)
+	}
 	n, ok := m.files[oldPath]
 	if !ok {
 		return fmt.Errorf("rename %s: %w", oldPath, storage.ErrNotExist)
@@ -195,6 +199,53 @@ func (m *FS) Rename(oldPath, newPath string) error {
 	}
 	delete(m.files, oldPath)
 	m.files[newPath] = n
+	return nil
+}
+
+// renameDir moves directory oldPath and everything under it to newPath,
+// which must not exist. Like MkdirAll, a directory rename is durable at
+// once: the files under it keep their durable names, at the new path.
+func (m *FS) renameDir(oldPath, newPath string) error {
+	if newPath == oldPath || strings.HasPrefix(newPath, oldPath+"/") {
+		return fmt.Errorf("rename %s to %s: inside itself: %w", oldPath, newPath, storage.ErrInvalidArgument)
+	}
+	if !m.parentExists(newPath) {
+		return fmt.Errorf("rename to %s: parent missing: %w", newPath, storage.ErrNotExist)
+	}
+	if _, isFile := m.files[newPath]; isFile || m.dirs[newPath] {
+		return fmt.Errorf("rename to %s: %w", newPath, ErrExist)
+	}
+	moved := func(q string) (string, bool) {
+		if q == oldPath {
+			return newPath, true
+		}
+		if strings.HasPrefix(q, oldPath+"/") {
+			return newPath + q[len(oldPath):], true
+		}
+		return "", false
+	}
+	var dirs []string
+	for q := range m.dirs {
+		if to, ok := moved(q); ok {
+			delete(m.dirs, q)
+			dirs = append(dirs, to)
+		}
+	}
+	for _, q := range dirs {
+		m.dirs[q] = true
+	}
+	for _, names := range []map[string]*node{m.files, m.durableNames} {
+		renamed := map[string]*node{}
+		for q, n := range names {
+			if to, ok := moved(q); ok {
+				delete(names, q)
+				renamed[to] = n
+			}
+		}
+		for q, n := range renamed {
+			names[q] = n
+		}
+	}
 	return nil
 }
 

@@ -202,3 +202,57 @@ func TestCrashRestoresDurableNames(t *testing.T) {
 		t.Fatal("synced rename undone")
 	}
 }
+
+// TestRenameDirectory moves a directory tree (as the server moves an
+// orphaned stream aside): names and contents follow, the move survives a
+// crash, and a file's unsynced writes are still lost by it.
+func TestRenameDirectory(t *testing.T) {
+	m := New()
+	if err := m.MkdirAll("/s/1/topics/0/partitions/0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MkdirAll("/s/.orphaned"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.Create("/s/1/topics/0/partitions/0/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, []byte("durable"))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/s/1/topics/0/partitions/0"); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, []byte("+unsynced"))
+	if err := m.Rename("/s/1", "/s/.orphaned/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename("/s/.orphaned", "/s/.orphaned/1/x"); !errors.Is(err, storage.ErrInvalidArgument) {
+		t.Fatalf("rename into itself: %v", err)
+	}
+	if err := m.MkdirAll("/s/other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename("/s/other", "/s/.orphaned/1"); !errors.Is(err, ErrExist) {
+		t.Fatalf("rename onto a directory: %v", err)
+	}
+	if ok, _ := storage.Exists(m, "/s/1"); ok {
+		t.Fatal("the old directory is still there")
+	}
+	if data, _ := m.ReadFile("/s/.orphaned/1/topics/0/partitions/0/log"); string(data) != "durable+unsynced" {
+		t.Fatalf("moved file holds %q", data)
+	}
+	m.Crash()
+	if ok, _ := storage.Exists(m, "/s/1"); ok {
+		t.Fatal("the old directory came back after a crash")
+	}
+	if data, _ := m.ReadFile("/s/.orphaned/1/topics/0/partitions/0/log"); string(data) != "durable" {
+		t.Fatalf("after a crash the moved file holds %q", data)
+	}
+	entries, err := m.ReadDir("/s/.orphaned/1/topics/0")
+	if err != nil || len(entries) != 1 || entries[0] != (storage.DirEntry{Name: "partitions", IsDir: true}) {
+		t.Fatalf("moved tree %+v %v", entries, err)
+	}
+}
