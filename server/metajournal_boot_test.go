@@ -70,6 +70,9 @@ func TestBootRecoversFullMetadataJournal(t *testing.T) {
 		t.Fatalf("create a stream after booting on a full journal: %v", err)
 	}
 	ts.mustLog("metadata journal was full at boot; checkpoint taken")
+	if n := metricValues(t, ts)["strata_metadata_checkpoints_total"]; n != 1 {
+		t.Fatalf("strata_metadata_checkpoints_total %v after the boot checkpoint, want 1", n)
+	}
 	if _, err := os.Stat(filepath.Join(metaDir, "snapshot.bin")); err != nil {
 		t.Fatalf("no snapshot.bin after the boot: %v", err)
 	}
