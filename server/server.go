@@ -144,6 +144,8 @@ type Server struct {
 	groupState *groupRuntime
 	// stopVerifier ends the heartbeat verifier.
 	stopVerifier context.CancelFunc
+	// snapshotMu lets one GetSnapshot archive be built at a time.
+	snapshotMu sync.Mutex
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
