@@ -59,3 +59,33 @@ func (c *Client) GetClusterMetadata(ctx context.Context) (*ClusterMetadata, erro
 	})
 	return out, err
 }
+
+// Snapshot compressions and content types of GetSnapshot (Iggy's codes).
+const (
+	SnapshotStored   = wire.SnapshotCompressionStored
+	SnapshotDeflated = wire.SnapshotCompressionDeflated
+	SnapshotBzip2    = wire.SnapshotCompressionBzip2
+	SnapshotZstd     = wire.SnapshotCompressionZstd
+	SnapshotLzma     = wire.SnapshotCompressionLzma
+	SnapshotXz       = wire.SnapshotCompressionXz
+
+	SnapshotFilesystemOverview = wire.SnapshotFilesystemOverview
+	SnapshotProcessList        = wire.SnapshotProcessList
+	SnapshotResourceUsage      = wire.SnapshotResourceUsage
+	SnapshotTest               = wire.SnapshotTest
+	SnapshotServerLogs         = wire.SnapshotServerLogs
+	SnapshotServerConfig       = wire.SnapshotServerConfig
+	SnapshotAll                = wire.SnapshotAll
+)
+
+// GetSnapshot returns the server's diagnostics as a ZIP archive, one
+// "<type>.txt" entry per type (command 11; SnapshotAll alone is every type
+// but test).
+func (c *Client) GetSnapshot(ctx context.Context, compression uint8, types ...uint8) ([]byte, error) {
+	var out []byte
+	err := c.exec(ctx, &wire.GetSnapshotRequest{Compression: compression, Types: types}, func(p []byte) error {
+		out = append([]byte(nil), p...)
+		return nil
+	})
+	return out, err
+}

@@ -53,7 +53,9 @@ func (s *Server) dispatchRead(c *connection, h *wire.RequestHeader, body []byte,
 		return response{}
 	case wire.CodeGetStats:
 		return s.handleGetStats(c)
-	case wire.CodeGetSnapshot, wire.CodeFlushUnsavedBuffer:
+	case wire.CodeGetSnapshot:
+		return s.handleGetSnapshot(c, body)
+	case wire.CodeFlushUnsavedBuffer:
 		return deny(wire.ErrFeatureUnavailable)
 	case wire.CodeGetClusterMetadata:
 		return s.handleGetClusterMetadata(c)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/config"
 )
 
 // clientInfo builds the ClientInfo record of a connection.
@@ -65,18 +66,42 @@ func (s *Server) canReadServers(c *connection) bool {
 }
 
 // handleGetClusterMetadata runs GetClusterMetadata (12): a single node that
-// is its own leader.
+// is its own leader, advertising the transports it serves and nothing
+// else: a port is the one its listener is bound to (an ephemeral :0
+// resolved), and 0 for a transport that is off or not bound.
 func (s *Server) handleGetClusterMetadata(c *connection) response {
+	bound := s.boundAddresses()
 	node := wire.ClusterNode{Name: wire.SingleNodeName, IP: "127.0.0.1", Role: 0, Status: 0}
-	if addr, ok := s.TCPAddr().(*net.TCPAddr); ok && addr != nil {
-		node.IP = addr.IP.String()
-		node.TCPPort = uint16(addr.Port)
+	node.TCPPort = portOf(bound.TCP)
+	node.QUICPort = portOf(bound.QUIC)
+	node.HTTPPort = portOf(bound.HTTP)
+	node.WebSocketPort = portOf(bound.WebSocket)
+	// The node's address is the TCP listener's, else the first other
+	// transport's.
+	for _, addr := range []string{bound.TCP, bound.WebSocket, bound.QUIC, bound.HTTP} {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+			node.IP = host
+			break
+		}
 	}
-	node.QUICPort = portOf(s.cfg.QUIC.Address)
-	node.HTTPPort = portOf(s.cfg.HTTP.Address)
-	node.WebSocketPort = portOf(s.cfg.WebSocket.Address)
 	meta := wire.ClusterMetadata{Name: wire.SingleNodeClusterName, Nodes: []wire.ClusterNode{node}}
 	return response{body: meta.AppendTo(c.scratch[:0])}
+}
+
+// setBound records the addresses bound so far (Start calls it after each
+// listener it binds).
+func (s *Server) setBound(bound config.Bound) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bound = bound
+}
+
+// boundAddresses returns the addresses the listeners are bound to; a
+// transport that is off or not bound has an empty address.
+func (s *Server) boundAddresses() config.Bound {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bound
 }
 
 // portOf returns the port of a host:port address, 0 when it has none.

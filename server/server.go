@@ -121,9 +121,12 @@ type Server struct {
 	done      chan error
 	wg        sync.WaitGroup
 
-	nextConnID   atomic.Uint32
-	tcpAddr      net.Addr
-	httpAddr     net.Addr
+	nextConnID atomic.Uint32
+	tcpAddr    net.Addr
+	httpAddr   net.Addr
+	// bound is every address a listener is bound to, filled in as Start
+	// binds them (GetClusterMetadata advertises exactly these).
+	bound        config.Bound
 	httpServer   *http.Server
 	httpNew      func(*Server) (http.Handler, error)
 	wsServer     *http.Server
@@ -141,6 +144,8 @@ type Server struct {
 	groupState *groupRuntime
 	// stopVerifier ends the heartbeat verifier.
 	stopVerifier context.CancelFunc
+	// snapshotMu lets one GetSnapshot archive be built at a time.
+	snapshotMu sync.Mutex
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -250,6 +255,7 @@ func (s *Server) Start() error {
 		s.tcpAddr = ln.Addr()
 		s.mu.Unlock()
 		bound.TCP = ln.Addr().String()
+		s.setBound(bound)
 		s.wg.Add(1)
 		go s.acceptLoop(ln, transportTCP)
 		s.log.Info("listening", zap.String("transport", "tcp"), zap.String("address", bound.TCP))
@@ -258,16 +264,19 @@ func (s *Server) Start() error {
 		if err := s.startWebSocket(&bound.WebSocket); err != nil {
 			return err
 		}
+		s.setBound(bound)
 	}
 	if s.cfg.QUIC.Enabled {
 		if err := s.startQUIC(&bound.QUIC); err != nil {
 			return err
 		}
+		s.setBound(bound)
 	}
 	if s.cfg.HTTP.Enabled && s.httpNew != nil {
 		if err := s.startHTTP(&bound); err != nil {
 			return err
 		}
+		s.setBound(bound)
 	}
 	verifierCtx, stopVerifier := context.WithCancel(context.Background())
 	s.mu.Lock()

@@ -37,6 +37,13 @@ func main() {
 }
 
 func run(args []string) int {
+	// A write to a closed stdout or stderr pipe (`make run | tee`, and tee
+	// exited first on Ctrl-C) raises SIGPIPE, and the Go runtime kills
+	// the process for it on fds 1 and 2 unless SIGPIPE is asked for: the
+	// shutdown flush would never run. Asked for here, the write fails with
+	// EPIPE instead; the channel is never read (signal drops what does not
+	// fit) and a handled signal returns to its default in child processes.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	flags := flag.NewFlagSet("strata-server", flag.ContinueOnError)
 	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty)")
 	defaultRoot := flags.Bool("with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
@@ -62,9 +69,13 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
 		return 2
 	}
-	logger, closeLog, err := server.NewLogger(cfg)
+	// From here on stderr is written through the console, which never
+	// blocks on a stalled reader nor fails on a closed one.
+	console := server.NewConsole(os.Stderr)
+	defer console.Close()
+	logger, closeLog, err := server.NewLogger(cfg, console)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		fmt.Fprintf(console, "strata-server: %v\n", err)
 		return 1
 	}
 	defer closeLog()
@@ -86,21 +97,21 @@ func run(args []string) int {
 		HTTP: func(s *server.Server) (http.Handler, error) { return httpapi.New(s, httpConfig) }})
 	if err != nil {
 		logger.Error("cannot start", zap.Error(err))
-		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		fmt.Fprintf(console, "strata-server: %v\n", err)
 		return 1
 	}
 	if err := srv.Start(); err != nil {
 		logger.Error("cannot start", zap.Error(err))
-		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
+		fmt.Fprintf(console, "strata-server: %v\n", err)
 		_ = srv.Shutdown(context.Background())
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "strata-server %s listening: tcp %s, data in %s\n", server.Version, srv.TCPAddr(), cfg.System.Path)
+	fmt.Fprintf(console, "strata-server %s listening: tcp %s, data in %s\n", server.Version, srv.TCPAddr(), cfg.System.Path)
 	if addr := srv.HTTPAddr(); addr != nil {
-		fmt.Fprintf(os.Stderr, "http api on http://%s (POST /users/login, then Authorization: Bearer ...)\n", addr)
+		fmt.Fprintf(console, "http api on http://%s (POST /users/login, then Authorization: Bearer ...)\n", addr)
 	}
 	if hint := srv.LoginHint(); hint != "" {
-		fmt.Fprintln(os.Stderr, hint)
+		fmt.Fprintln(console, hint)
 	}
 
 	// A fatal serving error still shuts down cleanly, but the process
