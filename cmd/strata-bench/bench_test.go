@@ -226,7 +226,7 @@ func TestReportsAreWrittenAndSelfContained(t *testing.T) {
 	}
 	var table bytes.Buffer
 	printResults(&table, []*Result{res}, limits)
-	if !strings.Contains(table.String(), "% loopback") || !strings.Contains(table.String(), "500 messages verified") {
+	if !strings.Contains(table.String(), "% loopback") || !strings.Contains(table.String(), "500 messages read by the consumers and verified") {
 		t.Fatalf("table:\n%s", table.String())
 	}
 }

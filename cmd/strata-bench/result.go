@@ -121,8 +121,14 @@ type Result struct {
 	Consumers *RoleResult `json:"consumers,omitempty"`
 	// EndToEnd is send-to-receive latency per message (end-to-end mode).
 	EndToEnd *Latency `json:"end_to_end_latency,omitempty"`
-	// Verified counts polled messages that passed verification.
-	Verified uint64          `json:"verified_messages"`
+	// Verified counts polled messages that passed verification (by the
+	// consumers, or by the read-back of a producer-only run).
+	Verified uint64 `json:"verified_messages"`
+	// Sent counts the messages producers sent and the server acknowledged,
+	// warm-up and pre-fill included.
+	Sent uint64 `json:"sent_messages"`
+	// ReadBack is set when a producer-only run read its messages back.
+	ReadBack bool            `json:"read_back"`
 	Timeline []TimelinePoint `json:"timeline"`
 	// Group is what a balanced-consumer-group run observed of its group.
 	Group *GroupResult `json:"consumer_group,omitempty"`
