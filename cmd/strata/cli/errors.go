@@ -124,7 +124,7 @@ func byID(arg string, id, name wire.ErrorCode) wire.ErrorCode {
 // server answers an unknown id with an empty body, client.ErrNotFound).
 func notFoundAs(err error, code wire.ErrorCode, format string, args ...any) error {
 	if errors.Is(err, client.ErrNotFound) {
-		return &notFoundError{what: fmt.Sprintf(format, args...), code: code}
+		return &notFoundError{what: fmt.Sprintf(format, args...), code: code, err: err}
 	}
 	return err
 }
@@ -134,27 +134,42 @@ func notFoundAs(err error, code wire.ErrorCode, format string, args ...any) erro
 // stream, topic, partition or consumer group, by looking them up. The
 // code stays the server's. Any other error, or one the lookups cannot
 // explain, is returned as it is.
+//
+// A read that found nothing (notFoundAs) is checked the same way: "topic
+// eu of stream nosuch" is really "stream nosuch"; its code then follows
+// the argument (1009 StreamIdNotFound for an id, 1010 for a name).
 func (a *app) explain(ctx context.Context, err error) error {
 	code := client.CodeOf(err)
 	s := a.subject
-	if s.stream == "" || !isNotFoundCode(code) {
+	var nf *notFoundError
+	emptyRead := errors.As(err, &nf) && errors.Is(err, client.ErrNotFound)
+	if s.stream == "" || !isNotFoundCode(code) && !emptyRead {
 		return err
+	}
+	codeFor := func(arg string, id, name wire.ErrorCode) wire.ErrorCode {
+		if emptyRead {
+			return byID(arg, id, name)
+		}
+		return code
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTimeout)
 	defer cancel()
 	c := a.client
 	stream := client.ParseIdentifier(s.stream)
 	if _, gerr := c.GetStream(ctx, stream); errors.Is(gerr, client.ErrNotFound) {
-		return &notFoundError{what: "stream " + s.stream, code: code, err: err}
+		return &notFoundError{what: "stream " + s.stream, code: codeFor(s.stream, wire.ErrStreamIdNotFound, wire.ErrStreamNameNotFound), err: err}
 	} else if gerr != nil || s.topic == "" {
 		return err
 	}
 	topic := client.ParseIdentifier(s.topic)
 	t, gerr := c.GetTopic(ctx, stream, topic)
 	if errors.Is(gerr, client.ErrNotFound) {
-		return &notFoundError{what: "topic " + s.topic + " of stream " + s.stream, code: code, err: err}
+		return &notFoundError{what: "topic " + s.topic + " of stream " + s.stream, code: codeFor(s.topic, wire.ErrTopicIdNotFound, wire.ErrTopicNameNotFound), err: err}
 	} else if gerr != nil {
 		return err
+	}
+	if emptyRead {
+		return err // stream and topic exist: the read's own message stands
 	}
 	if s.partition != nil {
 		found := false
