@@ -114,16 +114,20 @@ type sendSummary struct {
 	Partitions []partitionSent `json:"partitions"`
 }
 
+// plural is "1 message", "2 messages", "3 batches".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if strings.HasSuffix(one, "ch") {
+		return strconv.Itoa(n) + " " + one + "es"
+	}
+	return strconv.Itoa(n) + " " + one + "s"
+}
+
 // text is the one-line table form.
 func (s *sendSummary) text() string {
-	plural := func(n int, one string) string {
-		if n == 1 {
-			return "1 " + one
-		}
-		return strconv.Itoa(n) + " " + one + "s"
-	}
 	out := fmt.Sprintf("sent %s (%s) in %s", plural(s.Messages, "message"), bytesText(s.Bytes), plural(s.Batches, "batch"))
-	out = strings.Replace(out, "batchs", "batches", 1)
 	if len(s.Partitions) == 0 {
 		return out
 	}
@@ -560,7 +564,7 @@ func (a *app) poll(ctx context.Context, cmd *cobra.Command, args []string, f pol
 				err = cerr
 			}
 			if err == nil {
-				err = p.message(written, fmt.Sprintf("wrote %d messages (%s) to %s", written.Messages, bytesText(written.Bytes), written.File))
+				err = p.message(written, fmt.Sprintf("wrote %s (%s) to %s", plural(written.Messages, "message"), bytesText(written.Bytes), written.File))
 			}
 		}()
 	}

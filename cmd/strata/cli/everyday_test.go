@@ -410,7 +410,7 @@ func TestMessagesFilesHeadersPartitions(t *testing.T) {
 		t.Errorf("send --input-file: %q", out)
 	}
 	back := filepath.Join(dir, "back.dat")
-	if out := r.ok("message", "poll", "s", "t", "--partition", "1", "--offset", "0", "--count", "10", "--output-file", back); out != "wrote 1 messages (2.9 KiB) to "+back+"\n" {
+	if out := r.ok("message", "poll", "s", "t", "--partition", "1", "--offset", "0", "--count", "10", "--output-file", back); out != "wrote 1 message (2.9 KiB) to "+back+"\n" {
 		t.Errorf("poll --output-file: %q", out)
 	}
 	if got, err := os.ReadFile(back); err != nil || !bytes.Equal(got, blob) {
