@@ -120,15 +120,14 @@ func Prepare(root *cobra.Command, info buildinfo.Info) {
 			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 			return
 		}
-		if c.Args != nil {
-			validate := c.Args
+		if validate := c.Args; validate != nil {
+			// cobra's argument checks ("accepts 1 arg(s)") are usage errors.
 			c.Args = func(cmd *cobra.Command, args []string) error {
-				if err := validate(cmd, args); err != nil && !IsUsage(err) {
-					return UsageError{err}
-				} else if err != nil {
-					return err
+				err := validate(cmd, args)
+				if err != nil && !IsUsage(err) {
+					err = UsageError{err}
 				}
-				return nil
+				return err
 			}
 		}
 	})
