@@ -7,64 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/storage/storagetest"
 )
-
-// damage is a byte flipped inside one stored batch of a segment file.
-type damage struct {
-	File     string // the segment file
-	Position int64  // byte where the damaged batch starts
-	Offset   uint64 // base offset of the damaged batch: the first not served
-}
-
-// damageMiddleSegment flips one byte inside the middle batch of the middle
-// segment of a partition directory (the server must be stopped). The
-// segments after it stay intact, so this is damage in the middle of the
-// log, not a torn tail.
-func damageMiddleSegment(t *testing.T, partitionDir string) damage {
-	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(partitionDir, "*.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(logs)
-	if len(logs) < 3 {
-		t.Fatalf("%d segments in %s, want at least 3", len(logs), partitionDir)
-	}
-	file := logs[len(logs)/2]
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type batch struct {
-		pos, length int64
-		base        uint64
-	}
-	var batches []batch
-	for pos := int64(0); pos < int64(len(data)); {
-		v := wire.BatchView(data[pos:])
-		n := int64(v.BatchLength())
-		if n < wire.BatchHeaderSize || pos+n > int64(len(data)) {
-			t.Fatalf("%s: unreadable batch at byte %d", file, pos)
-		}
-		batches = append(batches, batch{pos, n, v.BaseOffset()})
-		pos += n
-	}
-	if len(batches) < 3 {
-		t.Fatalf("%s holds %d batches, want at least 3", file, len(batches))
-	}
-	b := batches[len(batches)/2]
-	data[b.pos+b.length-3] ^= 0xFF // inside the last message's payload
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return damage{File: file, Position: b.pos, Offset: b.base}
-}
 
 // partitionDir is the directory of stream 0, topic 0, partition 0.
 func partitionDir(dataDir string) string {
@@ -89,7 +38,10 @@ func TestFencedPartitionServesItsVerifiedPrefix(t *testing.T) {
 	const messages = 3000
 	sent := sendAll(t, c, client.ID(0), client.ID(0), 1, messages, 1000, 100)[0]
 	ts.stop()
-	d := damageMiddleSegment(t, partitionDir(ts.dir))
+	d, err := storagetest.DamageMiddleSegment(partitionDir(ts.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("damaged %s at byte %d (offset %d)", d.File, d.Position, d.Offset)
 	damaged, err := os.ReadFile(d.File)
 	if err != nil {
