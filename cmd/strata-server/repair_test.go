@@ -210,6 +210,20 @@ func TestFencedPartitionAndRepairThroughTheBinary(t *testing.T) {
 	if s := httpGet(t, base+"/stats", token); !strings.Contains(s, `"fenced_partitions":[{"stream_id":0,"topic_id":0,"partition_id":0`) {
 		t.Fatalf("GET /stats does not show the fence: %s", s)
 	}
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/streams/s/topics/t/messages?consumer_id=1&partition_id=0&kind=offset&value=%d&count=10", base, d.Offset), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "cannot_read_message") {
+		t.Fatalf("HTTP poll at the damage: %d %s, want 400 cannot_read_message", resp.StatusCode, body)
+	}
 	if out := runCLI(t, p2.addr, "topic", "get", "s", "t"); !strings.Contains(out, fmt.Sprintf("fenced: serves offsets below %d", d.Offset)) {
 		t.Fatalf("strata topic get does not show the fence:\n%s", out)
 	}
