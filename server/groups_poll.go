@@ -98,7 +98,7 @@ func (s *Server) handleGroupPoll(c *connection, req *wire.PollMessagesRequest) r
 	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, groupOffsetKey(gp.groupID), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
-		return response{body: emptyPoll(out[:0], req.Partition.ID)}
+		return pollFailure(out, req.Partition.ID, status)
 	}
 	if last, ok := lastPolledOffset(out); ok {
 		s.groups().noteServed(gp.served(), last)

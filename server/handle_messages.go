@@ -133,7 +133,7 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
-		return response{body: emptyPoll(out[:0], partitionOf(req.Partition))}
+		return pollFailure(out, partitionOf(req.Partition), status)
 	}
 	return response{body: out}
 }

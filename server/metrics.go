@@ -33,6 +33,9 @@ type metrics struct {
 	flushes          prometheus.Counter
 	segmentsSealed   prometheus.Counter
 	recoveredTornOff prometheus.Counter
+	// partitionFenced is 1 for each fenced partition (no series for the
+	// others).
+	partitionFenced  *prometheus.GaugeVec
 	shardConnections *prometheus.GaugeVec
 	requestsPlaced   *prometheus.CounterVec
 	// placedShard and placedForward are requestsPlaced's two series.
@@ -109,13 +112,16 @@ func newMetrics() *metrics {
 		recoveredTornOff: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_recovery_dropped_bytes_total", Help: "Bytes of torn segment tails dropped at recovery.",
 		}),
+		partitionFenced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "strata_partition_fenced", Help: "1 for each fenced partition: it serves only its verified prefix and refuses sends until repaired.",
+		}, []string{"stream", "topic", "partition"}),
 	}
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
 		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
-		m.shardConnections, m.requestsPlaced)
+		m.shardConnections, m.requestsPlaced, m.partitionFenced)
 	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",
 	})

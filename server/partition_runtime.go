@@ -66,8 +66,13 @@ type partitionRuntime struct {
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
 	opBuf []byte
-	// fenced is set after a storage failure; the partition refuses writes.
+	// fenced is set after a storage failure or when recovery found damage
+	// or missing history: the partition refuses sends and serves only the
+	// offsets below servedBelow (partition_fence.go).
 	fenced error
+	// fenceInfo is the published form of the fence (nil when not fenced),
+	// read by stats, metrics and the HTTP API from any goroutine.
+	fenceInfo atomic.Pointer[PartitionFence]
 	// appended, appendedBytes and polled are the topic's metric series.
 	appended, appendedBytes, polled prometheus.Counter
 
@@ -150,14 +155,12 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	}
 	if c := log.Fenced(); c != nil {
 		p.fenced = fmt.Errorf("%w: %s at byte %d (offset %d): %v", errFenced, c.File, c.Position, c.Offset, c.Err)
-		s.log.Error("partition fenced: corrupt data in the middle of the log is not served", zap.String("partition", dir), zap.Error(p.fenced))
 	}
 	if next := log.NextOffset(); sb.NextOffset > next && p.fenced == nil {
 		// The superblock recorded a durable frontier the files no longer
 		// reach: history is missing. Fence rather than serve a shorter
 		// partition as healthy (DESIGN.md decision 6).
-		p.fenced = fmt.Errorf("%w: %s holds offsets up to %d but its superblock recorded %d", errFenced, dir, next, sb.NextOffset)
-		s.log.Error("partition fenced: missing history", zap.String("partition", dir), zap.Error(p.fenced))
+		p.fenced = fmt.Errorf("%w: missing history: %s holds offsets up to %d but its superblock recorded %d", errFenced, dir, next, sb.NextOffset)
 	}
 	offsets, invalid, err := storage.LoadConsumerOffsets(fs, dir)
 	if err != nil {
@@ -186,6 +189,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	}
 	p.machine = machine
 	p.publishCounters()
+	p.publishFence() // logs it, with the file, byte and reason
 	return p, nil
 }
 
@@ -199,7 +203,7 @@ func (p *partitionRuntime) run(fn func()) error { return runOnOwner(nil, p.owner
 func (p *partitionRuntime) fence(err error) {
 	if p.fenced == nil {
 		p.fenced = fmt.Errorf("%w: %v", errFenced, err)
-		p.s.log.Error("partition fenced after a storage failure", zap.String("partition", p.dir), zap.Error(err))
+		p.publishFence()
 	}
 }
 
@@ -233,7 +237,7 @@ func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, w
 // it returns the group-commit ticket to wait for (0 otherwise).
 func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode, uint64) {
 	if p.fenced != nil {
-		return nil, wire.ErrCannotAppendMessage, 0
+		return nil, fencedSendCode, 0
 	}
 	p.op++
 	p.opBuf = partition.AppendSendMessages(p.opBuf[:0], env, batch)
@@ -293,11 +297,12 @@ func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count 
 // pollOnShard is poll on the owning shard.
 func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
 	current, _ := p.machine.CurrentOffset()
+	if p.fenced != nil {
+		// The last offset served, not what lies past the damage.
+		current = min(current, max(p.servedBelow(), 1)-1)
+	}
 	headerAt := len(dst)
 	dst = (&wire.PolledMessagesHeader{PartitionID: p.key.partition, CurrentOffset: current}).AppendTo(dst)
-	if p.fenced != nil && p.log.Fenced() != nil {
-		return dst[:headerAt], wire.ErrCannotReadMessage
-	}
 	start, byTimestamp, err := p.machine.StartOffset(strategy, value, count, consumer)
 	if err != nil {
 		return dst[:headerAt], wire.ErrInvalidCommand
@@ -305,14 +310,27 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 	if byTimestamp {
 		offset, found, err := p.log.FindByTimestamp(value)
 		if err != nil {
-			return dst[:headerAt], wire.ErrCannotReadMessage
+			return dst[:headerAt], fencedPollCode
 		}
 		if !found {
 			if offset, found = p.machine.UnflushedOffsetAtTimestamp(value); !found {
+				if p.fenced != nil && count > 0 {
+					return dst[:headerAt], fencedPollCode // what follows the prefix is unknown
+				}
 				return dst, wire.ErrorCodeOK
 			}
 		}
 		start = offset
+	}
+	if p.fenced != nil {
+		// A fenced partition serves its verified prefix and refuses a poll
+		// that reaches the damage: an empty reply would read as the end
+		// of a healthy partition.
+		limit, ok := p.fencedPollLimit(start, count, strategy)
+		if !ok {
+			return dst[:headerAt], fencedPollCode
+		}
+		count = limit
 	}
 	first, last, ok := p.machine.PollRange(start, count)
 	if !ok {
@@ -330,8 +348,11 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 		dst, read, err = p.log.Read(dst, first, n, pollBytesMax)
 		if err != nil {
 			p.s.log.Error("poll read failed", zap.String("partition", p.dir), zap.Error(err))
+			if p.log.Fenced() != nil {
+				p.fence(err) // the read found damage: the log is fenced at it
+			}
 			if read == 0 {
-				return dst[:headerAt], wire.ErrCannotReadMessage
+				return dst[:headerAt], fencedPollCode
 			}
 		}
 		got += read
@@ -353,7 +374,7 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 			var sliced uint32
 			dst, sliced, err = wire.SliceBatch(dst, b, from, want-got)
 			if err != nil {
-				return dst[:headerAt], wire.ErrCannotReadMessage
+				return dst[:headerAt], fencedPollCode
 			}
 			got += sliced
 			from += uint64(sliced)
@@ -440,6 +461,7 @@ func (p *partitionRuntime) purgeOnShard(op uint64) error {
 	}
 	p.machine.Purge()
 	p.publishCounters()
+	p.clearFence() // the damaged files went with everything else
 	p.sb.Sequence++
 	p.sb.PurgeGeneration = op
 	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
@@ -497,6 +519,7 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 		}
 	}
 	p.machine.ReleaseBuffers()
+	p.forgetFenceMetric()
 	if err := p.log.Close(); err != nil {
 		errs = append(errs, err)
 	}

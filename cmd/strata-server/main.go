@@ -1,6 +1,7 @@
 // Command strata-server runs the Strata broker.
 //
 //	strata-server [--config FILE] [--with-default-root-credentials]
+//	strata-server repair [--config FILE] [--partition S/T/P] [--confirm]
 //
 // With no file it runs on the embedded default configuration; every key
 // can be overridden with STRATA_<SECTION>_<KEY>. The root user comes from
@@ -9,6 +10,9 @@
 // generated and printed once, at the first boot. The HTTP API signs its
 // tokens with STRATA_HTTP_JWT_SECRET (random per process when unset); the
 // secret is never written to runtime/current_config.toml.
+//
+// `repair` (repair.go) is the single-node way out for fenced partitions:
+// it keeps each one's verified prefix and moves the damaged files aside.
 package main
 
 import (
@@ -44,6 +48,9 @@ func run(args []string) int {
 	// EPIPE instead; the channel is never read (signal drops what does not
 	// fit) and a handled signal returns to its default in child processes.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if len(args) > 0 && args[0] == "repair" {
+		return runRepair(args[1:], os.Stdout, os.Stderr)
+	}
 	flags := flag.NewFlagSet("strata-server", flag.ContinueOnError)
 	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty)")
 	defaultRoot := flags.Bool("with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")

@@ -63,7 +63,14 @@
 //     message_expiry (micros), compression_algorithm ("none"/"gzip"),
 //     max_topic_size, messages_count, partitions_count, options: {key:
 //     {value, explicit}}} (+partitions: {id, created_at, segments_count,
-//     current_offset, size, messages_count}).
+//     current_offset, size, messages_count, and on GET of one topic, for a
+//     fenced partition only, fenced: {served_below, file, position,
+//     reason}}).
+//   - stats: Iggy's fields, plus fenced_partitions: [{stream_id, topic_id,
+//     partition_id, served_below, file, position, reason}] when a
+//     partition is fenced (README "Fenced partitions"). A poll of a fenced
+//     partition at or past served_below answers 400 cannot_read_message
+//     (4011), a send 400 cannot_append_message (4010).
 //   - topic create/update: message_expiry and max_topic_size accept a number
 //     (micros, bytes) or a string ("7 days", "1 GiB", "unlimited");
 //     options is a string map of any topic key (§4.8), including the Strata

@@ -191,8 +191,9 @@ data is on stable storage.`,
 			if err != nil {
 				return notFoundAs(err, "topic %s/%s", args[0], args[1])
 			}
+			view := topicView(t, fencedOf(cmd, c, client.ParseIdentifier(args[0]), t.ID))
 			if a.output == "json" {
-				return a.printer().jsonLine(t)
+				return a.printer().jsonLine(view)
 			}
 			if err := a.printer().object(t, topicFields(&t.Topic)); err != nil {
 				return err
@@ -200,8 +201,12 @@ data is on stable storage.`,
 			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
 				return err
 			}
-			return printList(a.printer(), t.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE"}, func(p client.Partition) []string {
-				return []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes)}
+			return printList(a.printer(), view.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE", "STATE"}, func(p partitionView) []string {
+				state := "ok"
+				if p.Fenced != nil {
+					state = "fenced: serves offsets below " + u64(p.Fenced.ServedBelow)
+				}
+				return []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes), state}
 			})
 		},
 	}, &cobra.Command{
@@ -272,4 +277,58 @@ func (a *app) printTopics(list []client.Topic) error {
 		return []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
 			maxText(t.MessageExpiry, "never", microsDuration), optionsText(t.Options)}
 	})
+}
+
+// partitionView is a partition as `topic get` shows it: the record and,
+// when the partition is fenced, its fence.
+type partitionView struct {
+	client.Partition
+	Fenced *client.FencedPartition `json:"fenced,omitempty"`
+}
+
+// topicDetailsView is TopicDetails with partitionViews.
+type topicDetailsView struct {
+	client.Topic
+	Partitions []partitionView `json:"partitions"`
+}
+
+// topicView joins a topic's partitions with the fences of fenced.
+func topicView(t *client.TopicDetails, fenced []client.FencedPartition) topicDetailsView {
+	out := topicDetailsView{Topic: t.Topic, Partitions: make([]partitionView, 0, len(t.Partitions))}
+	for _, p := range t.Partitions {
+		v := partitionView{Partition: p}
+		for i := range fenced {
+			if fenced[i].PartitionID == p.ID {
+				v.Fenced = &fenced[i]
+			}
+		}
+		out.Partitions = append(out.Partitions, v)
+	}
+	return out
+}
+
+// fencedOf returns the fenced partitions of topic topicID of stream.
+// GetTopic does not carry fences (Iggy's record has no room for them), so
+// they come from GetStats; without the permission to read stats the list
+// is empty.
+func fencedOf(cmd *cobra.Command, c *client.Client, stream client.Identifier, topicID uint32) []client.FencedPartition {
+	stats, err := c.GetStats(cmd.Context())
+	if err != nil || len(stats.FencedPartitions) == 0 {
+		return nil
+	}
+	streamID := stream.Numeric()
+	if !stream.IsNumeric() {
+		details, err := c.GetStream(cmd.Context(), stream)
+		if err != nil {
+			return nil
+		}
+		streamID = details.ID
+	}
+	var out []client.FencedPartition
+	for _, f := range stats.FencedPartitions {
+		if f.StreamID == streamID && f.TopicID == topicID {
+			out = append(out, f)
+		}
+	}
+	return out
 }
