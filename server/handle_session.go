@@ -31,7 +31,7 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 			return response{evict: wire.EvictInvalidCredentials}
 		}
 	}
-	userID, reason := s.authenticate(login)
+	userID, byPassword, reason := s.authenticate(login)
 	if limited {
 		if reason == wire.EvictInvalidCredentials {
 			s.logins.Fail(attempt)
@@ -51,6 +51,9 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		// The gateway refused this user's login (its own limits); it
 		// tells its client why.
 		return response{body: resultCode(wire.ErrTransientNotAccepted)}
+	}
+	if byPassword {
+		s.upgradePasswordHash(userID, login.Password.Password)
 	}
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
@@ -73,10 +76,11 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 }
 
 // authenticate checks a login's credentials: the password shape first,
-// then the token shape. It returns the user id, or the eviction reason.
+// then the token shape. It returns the user id and whether the password
+// (not a token) proved it, or the eviction reason.
 // A well-formed password login computes exactly one password hash whether
 // or not its user exists or is active, so neither shows in its timing.
-func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
+func (s *Server) authenticate(login wire.Login) (uint32, bool, wire.EvictionReason) {
 	m := s.meta.snapshot()
 	credentialsRejected := false
 	if pw := login.Password; pw != nil {
@@ -90,7 +94,7 @@ func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 				hash = user.PasswordHash
 			}
 			if s.verifyPassword(hash, pw.Password) && user.Status == metadata.UserStatusActive {
-				return user.ID, 0
+				return user.ID, true, 0
 			}
 			credentialsRejected = true
 		}
@@ -100,20 +104,20 @@ func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 		switch {
 		case user == nil:
 		case token.ExpiryAt != 0 && token.ExpiryAt <= s.nowMicros():
-			return 0, wire.EvictInvalidToken
+			return 0, false, wire.EvictInvalidToken
 		case user.Status != metadata.UserStatusActive:
-			return 0, wire.EvictUserInactive
+			return 0, false, wire.EvictUserInactive
 		default:
-			return user.ID, 0
+			return user.ID, false, 0
 		}
 		if !credentialsRejected {
-			return 0, wire.EvictInvalidToken
+			return 0, false, wire.EvictInvalidToken
 		}
 	}
 	if credentialsRejected {
-		return 0, wire.EvictInvalidCredentials
+		return 0, false, wire.EvictInvalidCredentials
 	}
-	return 0, wire.EvictMalformedLogin
+	return 0, false, wire.EvictMalformedLogin
 }
 
 // loginUsername is the username a login names, empty for a token login:

@@ -98,8 +98,10 @@ func TestUnknownUsersCostTheSameHashWork(t *testing.T) {
 
 // TestBcryptHashesOfEarlierDataDirsStillVerify boots a data directory
 // written when passwords were bcrypt hashes: its users log in with their
-// passwords (an 87-byte one too), and a password changed now is stored
-// as Argon2id.
+// passwords (an 87-byte one too), each such login stores the password
+// again as Argon2id (so the users of an old directory do not stay
+// distinguishable by their login's work), and the logins that follow
+// verify the new hashes.
 func TestBcryptHashesOfEarlierDataDirsStillVerify(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "datadir-bcrypt"))); err != nil {
@@ -108,29 +110,50 @@ func TestBcryptHashesOfEarlierDataDirsStillVerify(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "README.md")); err != nil {
 		t.Fatal(err)
 	}
+	const argon2Iggy = "$argon2id$v=19$m=19456,t=2,p=1$"
+	journal := func() []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "metadata", "journal.wal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if bytes.Contains(journal(), []byte("$argon2id$")) || !bytes.Contains(journal(), []byte("$2a$10$")) {
+		t.Fatal("the fixture is not a bcrypt-only data directory")
+	}
 	ts := startServer(t, dir)
 	const long = "a-password-longer-than-seventy-two-bytes-which-bcrypt-alone-would-truncate-0123456789"
-	for _, u := range [][2]string{{"iggy", "iggy"}, {"legacy", "legacy-pw"}, {"longpw", long}} {
+	users := [][2]string{{"iggy", "iggy"}, {"legacy", "legacy-pw"}, {"longpw", long}}
+	for _, u := range users {
 		if _, err := tryLogin(t, ts.addr, u[0], u[1]); err != nil {
 			t.Fatalf("%s: %v", u[0], err)
 		}
 	}
-	if _, err := tryLogin(t, ts.addr, "longpw", long[:72]); !errors.Is(err, wire.ErrInvalidCredentials) {
-		t.Fatalf("longpw with the first 72 bytes of its password: %v", err)
+	if n := bytes.Count(journal(), []byte(argon2Iggy)); n != len(users) {
+		t.Fatalf("%d Argon2id hashes stored after the first logins of %d bcrypt users", n, len(users))
 	}
-	root := ts.connect()
-	if err := root.ChangePassword(ctx(t), client.Named("legacy"), "legacy-pw", "legacy-pw-2"); err != nil {
-		t.Fatal(err)
+	ts.mustLog("password hash upgraded from bcrypt to argon2id")
+	for _, u := range users {
+		if _, err := tryLogin(t, ts.addr, u[0], u[1]); err != nil {
+			t.Fatalf("%s after the upgrade: %v", u[0], err)
+		}
 	}
-	if _, err := tryLogin(t, ts.addr, "legacy", "legacy-pw-2"); err != nil {
-		t.Fatal(err)
+	if n := bytes.Count(journal(), []byte(argon2Iggy)); n != len(users) {
+		t.Fatalf("%d Argon2id hashes after the second logins, want still %d", n, len(users))
 	}
-	journal, err := os.ReadFile(filepath.Join(dir, "metadata", "journal.wal"))
-	if err != nil {
-		t.Fatal(err)
+	for _, u := range [][2]string{{"longpw", long[:72]}, {"legacy", "wrong"}} {
+		if _, err := tryLogin(t, ts.addr, u[0], u[1]); !errors.Is(err, wire.ErrInvalidCredentials) {
+			t.Fatalf("%s with a wrong password: %v", u[0], err)
+		}
 	}
-	if !bytes.Contains(journal, []byte("$argon2id$v=19$m=19456,t=2,p=1$")) {
-		t.Fatal("the changed password is not stored as Argon2id with Iggy's parameters")
+	// The upgraded hashes survive a restart.
+	ts.stop()
+	ts = startServer(t, dir)
+	for _, u := range users {
+		if _, err := tryLogin(t, ts.addr, u[0], u[1]); err != nil {
+			t.Fatalf("%s after a restart: %v", u[0], err)
+		}
 	}
 }
 

@@ -12,8 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/zeebo/blake3"
+	"go.uber.org/zap"
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stratabroker/strata/server/metadata"
 )
 
 // Stored password hashes are PHC strings, so each names its own scheme and
@@ -182,6 +185,41 @@ func (s *Server) verifyPassword(hash, password string) bool {
 		return false
 	}
 	return CheckPassword(hash, password)
+}
+
+// isLegacyPasswordHash reports whether a stored hash is of a scheme the
+// server no longer writes (bcrypt).
+func isLegacyPasswordHash(hash string) bool {
+	return strings.HasPrefix(hash, "$2")
+}
+
+// upgradePasswordHash stores userID's password, just verified against a
+// legacy (bcrypt) hash, as Argon2id: so every user moves to the scheme the
+// server writes at their next login, and a login's work no longer tells a
+// user of an old data directory from an unknown name. The change commits
+// only if the stored hash is still the one verified; a failure is logged
+// and the login goes on. Called without the metadata lock.
+func (s *Server) upgradePasswordHash(userID uint32, password string) {
+	user := s.meta.snapshot().User(metadata.NumericID(userID))
+	if user == nil || !isLegacyPasswordHash(user.PasswordHash) {
+		return
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		s.log.Warn("password hash not upgraded", zap.Uint32("user", userID), zap.Error(err))
+		return
+	}
+	op := &metadata.ChangePassword{User: metadata.NumericID(userID), VerifiedHash: user.PasswordHash, NewPasswordHash: hash}
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	_, reply, err := s.meta.submitLocked(metadata.OperationChangePassword, metadata.EncodeOp(metadata.Envelope{UserID: userID}, op))
+	if code, _ := metadata.ReplyCode(reply); err != nil || code != metadata.CodeOK {
+		// A concurrent login or password change got there first (code
+		// 42), or the journal refused the write.
+		s.log.Info("password hash not upgraded", zap.Uint32("user", userID), zap.Uint32("code", uint32(code)), zap.Error(err))
+		return
+	}
+	s.log.Info("password hash upgraded from bcrypt to argon2id", zap.Uint32("user", userID))
 }
 
 // registerLoginMetrics creates the login collectors.
