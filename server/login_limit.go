@@ -35,7 +35,8 @@ const (
 
 // LoginLimits shapes a LoginLimiter: the failures allowed in a row per
 // (address, username), per username and per address, and the interval
-// after which each of those buckets allows one more.
+// after which each of those buckets allows one more (positive; Validate
+// checks [login]).
 type LoginLimits struct {
 	PerUserAddress int
 	PerUser        int
@@ -237,7 +238,8 @@ type RateLimiter struct {
 	buckets map[string]*loginBucket
 }
 
-// NewRateLimiter allows burst events per key, then one more per refill.
+// NewRateLimiter allows burst events per key, then one more per refill
+// (positive).
 func NewRateLimiter(burst int, refill time.Duration, now func() time.Time) *RateLimiter {
 	return &RateLimiter{burst: float64(max(burst, 1)), refill: refill, now: now, buckets: map[string]*loginBucket{}}
 }

@@ -119,8 +119,9 @@ func encodeArgon2(p argon2Params, salt, key []byte) string {
 // the bounds.
 func decodeArgon2(hash string) (argon2Params, []byte, []byte, bool) {
 	var p argon2Params
-	fields := strings.Split(strings.TrimPrefix(hash, argon2Prefix), "$")
-	if len(fields) != 4 {
+	rest, ok := strings.CutPrefix(hash, argon2Prefix)
+	fields := strings.Split(rest, "$")
+	if !ok || len(fields) != 4 {
 		return p, nil, nil, false
 	}
 	version, ok := strings.CutPrefix(fields[0], "v=")
