@@ -66,10 +66,12 @@ type LoginAttempt struct {
 
 // LoginLimiter is a set of token buckets that only failed logins drain.
 // A login draws on the bucket of its (address, username), of its username
-// and of its address; a login with no username (a personal access token)
-// on its address's token-login bucket and its address. An attempt needs a
-// token in each; once failures have emptied one, one more attempt is
-// allowed per Refill interval. Every attempt takes its tokens up front; a
+// and of its address; a login with no username (a personal access token,
+// which cannot be guessed) on its address's alone, so one client's bad
+// token does not refuse the token logins of others behind its address.
+// An attempt needs a token in each; once failures have emptied one, one
+// more attempt is allowed per Refill interval. Every attempt takes its
+// tokens up front; a
 // login that does not fail on credentials gives them back (Refund), one
 // that fails keeps them (Fail), so successful logins cost nothing. Only
 // failures refuse attempts: when the tokens left are all held by logins in
@@ -111,11 +113,12 @@ func NewLoginLimiter(limits LoginLimits, now func() time.Time) *LoginLimiter {
 
 // attemptOf lists the buckets a login from address as username draws on.
 func attemptOf(address, username string) LoginAttempt {
-	keys := []loginBucketKey{{limit: limitUserAddress, address: address, username: username}}
+	keys := []loginBucketKey{{limit: limitAddress, address: address}}
 	if username != "" {
-		keys = append(keys, loginBucketKey{limit: limitUser, username: username})
+		keys = append(keys, loginBucketKey{limit: limitUserAddress, address: address, username: username},
+			loginBucketKey{limit: limitUser, username: username})
 	}
-	return LoginAttempt{keys: append(keys, loginBucketKey{limit: limitAddress, address: address})}
+	return LoginAttempt{keys: keys}
 }
 
 // level refills b to now and returns its tokens. Callers hold mu.
