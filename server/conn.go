@@ -50,6 +50,10 @@ type connection struct {
 	// gateway marks an in-process session of a gateway (the HTTP API)
 	// that limits failed logins itself.
 	gateway bool
+	// admit, set by a gateway before it logs in, is asked once a login's
+	// credentials are verified and before its session is committed; false
+	// refuses the login with TransientNotAccepted (LocalSession.SetAdmission).
+	admit func(userID uint32) bool
 	// shard serves the connection (conn_route.go); nil for an in-process
 	// session.
 	shard *shard.Shard

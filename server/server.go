@@ -36,13 +36,6 @@ import (
 // its request headers.
 const httpReadHeaderTimeout = 10 * time.Second
 
-// Failed logins allowed per client address before they are refused
-// outright, and the refill interval of one more attempt.
-const (
-	loginFailuresBurst = 5
-	loginFailureRefill = 12 * time.Second
-)
-
 // tlsHandshakeGrace bounds a TLS handshake (PROTOCOL.md §9).
 const tlsHandshakeGrace = 10 * time.Second
 
@@ -131,8 +124,10 @@ type Server struct {
 	httpNew      func(*Server) (http.Handler, error)
 	wsServer     *http.Server
 	quicListener *quic.Listener
-	// logins limits failed logins per client address.
+	// logins limits failed logins per address and username ([login]).
 	logins *LoginLimiter
+	// passwordVerifications counts password hashes computed (password.go).
+	passwordVerifications prometheus.Counter
 	// groupPollMu orders group polls (read side: fence, poll, record what
 	// was served) against joins (write side: in-flight computation and
 	// commit). Taken before the metadata lock.
@@ -199,7 +194,8 @@ func New(opts Options) (srv *Server, err error) {
 		s.pool = p
 		s.registerPoolMetrics()
 	}
-	s.logins = NewLoginLimiter(loginFailuresBurst, loginFailureRefill, now)
+	s.logins = NewLoginLimiter(LoginLimitsFrom(opts.Config.Login), now)
+	s.registerLoginMetrics()
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
 		if err := fs.MkdirAll(dir); err != nil {

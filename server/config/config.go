@@ -35,6 +35,7 @@ type Config struct {
 	Metadata            Metadata            `toml:"metadata"`
 	Partition           PartitionWAL        `toml:"partition"`
 	PersonalAccessToken PersonalAccessToken `toml:"personal_access_token"`
+	Login               Login               `toml:"login"`
 	Cluster             Cluster             `toml:"cluster"`
 }
 
@@ -126,6 +127,9 @@ type Heartbeat struct {
 type Metadata struct {
 	JournalSlots    uint32 `toml:"journal_slots"`
 	ClientsTableMax uint32 `toml:"clients_table_max"`
+	// ClientsPerUserMax bounds one user's share of the client table: past
+	// it, the user's own oldest session goes.
+	ClientsPerUserMax uint32 `toml:"clients_per_user_max"`
 }
 
 // PartitionWAL is [partition].
@@ -136,6 +140,20 @@ type PartitionWAL struct {
 // PersonalAccessToken is [personal_access_token].
 type PersonalAccessToken struct {
 	MaxTokensPerUser uint32 `toml:"max_tokens_per_user"`
+}
+
+// Login is [login]: the login limits of every transport (no Iggy
+// equivalent). Failed logins are counted per (address, username), per
+// username and per address; successful HTTP logins per (user, address).
+type Login struct {
+	FailuresPerUserAddress  uint32   `toml:"failures_per_user_address"`
+	FailuresPerUser         uint32   `toml:"failures_per_user"`
+	FailuresPerAddress      uint32   `toml:"failures_per_address"`
+	FailureRefill           Duration `toml:"failure_refill"`
+	SuccessesPerUserAddress uint32   `toml:"successes_per_user_address"`
+	SuccessRefill           Duration `toml:"success_refill"`
+	HTTPSessionsPerUser     uint32   `toml:"http_sessions_per_user"`
+	HTTPSessionsMax         uint32   `toml:"http_sessions_max"`
 }
 
 // Cluster is [cluster].
@@ -152,6 +170,30 @@ const (
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
 )
+
+// validate checks [login]: every bound at least 1, every refill positive.
+func (l *Login) validate(bad func(key string, format string, args ...any) error) error {
+	for _, k := range []struct {
+		key string
+		n   uint32
+	}{{"failures_per_user_address", l.FailuresPerUserAddress}, {"failures_per_user", l.FailuresPerUser},
+		{"failures_per_address", l.FailuresPerAddress}, {"successes_per_user_address", l.SuccessesPerUserAddress},
+		{"http_sessions_per_user", l.HTTPSessionsPerUser}, {"http_sessions_max", l.HTTPSessionsMax}} {
+		if k.n < 1 {
+			return bad("login."+k.key, "must be at least 1")
+		}
+	}
+	if l.HTTPSessionsPerUser > l.HTTPSessionsMax {
+		return bad("login.http_sessions_per_user", "%d is above login.http_sessions_max (%d)", l.HTTPSessionsPerUser, l.HTTPSessionsMax)
+	}
+	if l.FailureRefill <= 0 {
+		return bad("login.failure_refill", "must be positive")
+	}
+	if l.SuccessRefill <= 0 {
+		return bad("login.success_refill", "must be positive")
+	}
+	return nil
+}
 
 // Load builds the configuration: the embedded default, then the file at
 // path (when path is not empty), then environment overrides from environ
@@ -232,6 +274,12 @@ func (c *Config) Validate() error {
 	}
 	if n := c.Metadata.ClientsTableMax; n < 1 || n > clientsTableMaxLimit {
 		return bad("metadata.clients_table_max", "%d is outside 1..%d", n, clientsTableMaxLimit)
+	}
+	if n := c.Metadata.ClientsPerUserMax; n < 1 || n > c.Metadata.ClientsTableMax {
+		return bad("metadata.clients_per_user_max", "%d is outside 1..clients_table_max (%d)", n, c.Metadata.ClientsTableMax)
+	}
+	if err := c.Login.validate(bad); err != nil {
+		return err
 	}
 	if c.Heartbeat.Enabled && c.Heartbeat.Interval <= 0 {
 		return bad("heartbeat.interval", "must be positive")
