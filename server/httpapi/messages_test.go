@@ -219,3 +219,41 @@ func TestTopicLifecycle(t *testing.T) {
 		t.Fatalf("missing stream field %+v", e)
 	}
 }
+
+// TestSendRefusesBadUserHeaders: user headers that are not valid header
+// TLV are refused over HTTP with the broker's codes (4040 kind, 4018 key,
+// 4019 value) and nothing is stored.
+func TestSendRefusesBadUserHeaders(t *testing.T) {
+	t.Parallel()
+	h := start(t, Config{})
+	tok := h.root()
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "hdr"})
+	h.expect(http.StatusOK, "POST", "/streams/hdr/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
+	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	item := func(kind, value string) map[string]string { return map[string]string{"kind": kind, "value": value} }
+	for _, c := range []struct {
+		name    string
+		headers any
+		id      uint32
+	}{
+		{"raw block with kind 0", b64([]byte{0, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}), 4040},
+		{"raw block key without value", b64([]byte{2, 1, 0, 0, 0, 'k'}), 4019},
+		{"raw block key of length 0", b64([]byte{2, 0, 0, 0, 0, 2, 1, 0, 0, 0, 'v'}), 4018},
+		{"unknown kind name", []map[string]any{{"key": item("text", b64([]byte("k"))), "value": item("string", b64([]byte("v")))}}, 4040},
+		{"empty key", []map[string]any{{"key": item("string", ""), "value": item("string", b64([]byte("v")))}}, 4018},
+		{"uint32 value of 3 bytes", []map[string]any{{"key": item("string", b64([]byte("k"))), "value": item("uint32", b64([]byte{1, 2, 3}))}}, 4019},
+	} {
+		e := h.expectError(http.StatusBadRequest, c.id, "POST", "/streams/hdr/topics/t/messages", tok, map[string]any{
+			"partitioning": map[string]any{"kind": "partition_id", "value": 0},
+			"messages":     []map[string]any{{"payload": b64([]byte("p")), "user_headers": c.headers}},
+		})
+		if e.Field == nil || *e.Field != "user_headers" {
+			t.Errorf("%s: error %+v", c.name, e)
+		}
+	}
+	var polled polledMessagesJSON
+	h.expect(http.StatusOK, "GET", "/streams/hdr/topics/t/messages?partition_id=0&kind=first&count=10", tok, nil).decode(t, &polled)
+	if len(polled.Messages) != 0 {
+		t.Fatalf("refused sends stored %d messages", len(polled.Messages))
+	}
+}
