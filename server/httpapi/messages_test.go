@@ -257,3 +257,45 @@ func TestSendRefusesBadUserHeaders(t *testing.T) {
 		t.Fatalf("refused sends stored %d messages", len(polled.Messages))
 	}
 }
+
+// TestTopicOptionZeroIsServerDefault: over HTTP, a 0 for segment_size,
+// size_of_messages_required_to_save, message_expiry or max_topic_size
+// means "server default" at create and at update: the option is reported
+// derived (explicit false) with the resolved value.
+func TestTopicOptionZeroIsServerDefault(t *testing.T) {
+	t.Parallel()
+	h := start(t, Config{})
+	tok := h.root()
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "d"})
+	var topic topicJSON
+	h.expect(http.StatusOK, "POST", "/streams/d/topics", tok, map[string]any{
+		"name": "t", "partitions_count": 1, "message_expiry": 0, "max_topic_size": "0",
+		"options": map[string]string{"segment_size": "0", "size_of_messages_required_to_save": "0"},
+	}).decode(t, &topic)
+	const never = "18446744073709551615"
+	want := map[string]string{"segment_size": "1073741824", "size_of_messages_required_to_save": "1048576",
+		"message_expiry": never, "max_topic_size": never}
+	check := func(topic topicJSON) {
+		t.Helper()
+		for key, value := range want {
+			if v := topicOptionValue(t, topic, key); v.Explicit || v.Value != value {
+				t.Errorf("%s: %+v, want derived %s", key, v, value)
+			}
+		}
+	}
+	check(topic)
+	if topic.MessageExpiry != 1<<64-1 || topic.MaxTopicSize != 1<<64-1 {
+		t.Fatalf("expiry %d max size %d", topic.MessageExpiry, topic.MaxTopicSize)
+	}
+	h.expect(http.StatusNoContent, "PUT", "/streams/d/topics/t", tok, map[string]any{"name": "t", "message_expiry": "1m"})
+	h.expect(http.StatusOK, "GET", "/streams/d/topics/t", tok, nil).decode(t, &topic)
+	if v := topicOptionValue(t, topic, "message_expiry"); !v.Explicit || topic.MessageExpiry != 60e6 {
+		t.Fatalf("message_expiry after update: %+v (%d)", v, topic.MessageExpiry)
+	}
+	h.expect(http.StatusNoContent, "PUT", "/streams/d/topics/t", tok, map[string]any{"name": "t", "message_expiry": 0, "max_topic_size": 0})
+	h.expect(http.StatusOK, "GET", "/streams/d/topics/t", tok, nil).decode(t, &topic)
+	check(topic)
+	if topic.MessageExpiry != 1<<64-1 {
+		t.Fatalf("expiry after reset %d", topic.MessageExpiry)
+	}
+}
