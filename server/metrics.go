@@ -37,6 +37,11 @@ type metrics struct {
 	requestsPlaced   *prometheus.CounterVec
 	// placedShard and placedForward are requestsPlaced's two series.
 	placedShard, placedForward prometheus.Counter
+	// connectionsLimited counts connections refused or closed by a
+	// limit (conn_limits.go); memoryReleased the bytes of idle buffers
+	// dropped (memory_release.go).
+	connectionsLimited *prometheus.CounterVec
+	memoryReleased     prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -105,13 +110,19 @@ func newMetrics() *metrics {
 		recoveredTornOff: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_recovery_dropped_bytes_total", Help: "Bytes of torn segment tails dropped at recovery.",
 		}),
+		connectionsLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_connections_closed_by_limit_total", Help: "Client connections refused at accept or closed by a limit, by transport and limit.",
+		}, []string{"transport", "limit"}),
+		memoryReleased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_memory_released_bytes_total", Help: "Bytes of idle buffers dropped so their memory goes back to the operating system.",
+		}),
 	}
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
 		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
-		m.shardConnections, m.requestsPlaced)
+		m.shardConnections, m.requestsPlaced, m.connectionsLimited, m.memoryReleased)
 	return m
 }
 
