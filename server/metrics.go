@@ -44,6 +44,11 @@ type metrics struct {
 	// metadataCheckpoints counts metadata checkpoints (snapshot.bin
 	// written, journal emptied).
 	metadataCheckpoints prometheus.Counter
+	// connectionsLimited counts connections refused or closed by a
+	// limit (conn_limits.go); memoryReleased the bytes of idle buffers
+	// dropped (memory_release.go).
+	connectionsLimited *prometheus.CounterVec
+	memoryReleased     prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -115,13 +120,19 @@ func newMetrics() *metrics {
 		partitionFenced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_partition_fenced", Help: "1 for each fenced partition: it serves only its verified prefix and refuses sends until repaired.",
 		}, []string{"stream", "topic", "partition"}),
+		connectionsLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_connections_closed_by_limit_total", Help: "Client connections refused at accept or closed by a limit, by transport and limit.",
+		}, []string{"transport", "limit"}),
+		memoryReleased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_memory_released_bytes_total", Help: "Bytes of idle buffers dropped so their memory goes back to the operating system.",
+		}),
 	}
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
 		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
-		m.shardConnections, m.requestsPlaced, m.partitionFenced)
+		m.shardConnections, m.requestsPlaced, m.partitionFenced, m.connectionsLimited, m.memoryReleased)
 	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",
 	})

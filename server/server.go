@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,13 @@ const httpReadHeaderTimeout = 10 * time.Second
 
 // tlsHandshakeGrace bounds a TLS handshake (PROTOCOL.md §9).
 const tlsHandshakeGrace = 10 * time.Second
+
+// Pause after an accept that failed for want of file descriptors,
+// doubling while it keeps failing.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
 
 // Version is the server version string reported to clients.
 const Version = wire.ServerVersion
@@ -103,6 +111,8 @@ type Server struct {
 	// pool lends the connections' frame and reply buffers
 	// ([system.memory_pool]); nil when disabled.
 	pool *pool.Pool
+	// guard holds the client connections' limits (conn_limits.go).
+	guard *connGuard
 
 	// loginHint is printed at boot (how to log in).
 	loginHint string
@@ -194,6 +204,7 @@ func New(opts Options) (srv *Server, err error) {
 		s.pool = p
 		s.registerPoolMetrics()
 	}
+	s.guard = s.newConnGuard()
 	s.logins = NewLoginLimiter(LoginLimitsFrom(opts.Config.Login), now)
 	s.registerLoginMetrics()
 	root := s.cfg.System.Path
@@ -283,6 +294,11 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.runHeartbeatVerifier(verifierCtx)
 	}()
+	s.wg.Add(1)
+	go func() { // stopped with the verifier
+		defer s.wg.Done()
+		s.runMemoryRelease(verifierCtx)
+	}()
 	current, err := config.EncodeCurrent(s.cfg, bound)
 	if err != nil {
 		return err
@@ -305,9 +321,11 @@ func (s *Server) listenOnShardZero(network, address string) (net.Listener, error
 	return ln, err
 }
 
-// acceptLoop accepts connections until the listener closes.
+// acceptLoop accepts connections until the listener closes. A
+// connection past [message_bus] connections_max is closed at once.
 func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 	defer s.wg.Done()
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -318,6 +336,14 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED) {
+				// Out of file descriptors (or a connection reset in the
+				// backlog): not fatal, connections close and free them.
+				backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+				s.log.Warn("accept failed, retrying", zap.Duration("in", backoff), zap.Error(err))
+				time.Sleep(backoff)
+				continue
+			}
 			s.log.Error("accept failed", zap.Error(err))
 			select {
 			case s.done <- fmt.Errorf("accept: %w", err):
@@ -325,12 +351,18 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 			}
 			return
 		}
+		backoff = 0
+		if !s.guard.admit(transport, nc.RemoteAddr().String()) {
+			_ = nc.Close()
+			continue
+		}
 		if tcp, ok := nc.(*net.TCPConn); ok {
 			_ = tcp.SetNoDelay(true)
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.guard.leave()
 			if tlsConn, ok := nc.(*tls.Conn); ok {
 				// Handshake before serving so a plaintext client fails at
 				// once, within the handshake grace of PROTOCOL.md §9.

@@ -26,10 +26,10 @@ var ErrInvalid = errors.New("invalid configuration")
 // Config is the whole server configuration.
 type Config struct {
 	System              System              `toml:"system"`
-	TCP                 Listener            `toml:"tcp"`
+	TCP                 ClientListener      `toml:"tcp"`
 	QUIC                QUIC                `toml:"quic"`
 	HTTP                Listener            `toml:"http"`
-	WebSocket           Listener            `toml:"websocket"`
+	WebSocket           ClientListener      `toml:"websocket"`
 	MessageBus          MessageBus          `toml:"message_bus"`
 	Heartbeat           Heartbeat           `toml:"heartbeat"`
 	Metadata            Metadata            `toml:"metadata"`
@@ -80,6 +80,9 @@ type MemoryPool struct {
 	Enabled        bool     `toml:"enabled"`
 	Size           ByteSize `toml:"size"`
 	BucketCapacity uint32   `toml:"bucket_capacity"`
+	// IdleReleaseInterval is how often idle cached buffers are dropped
+	// and their memory handed back to the operating system (0: never).
+	IdleReleaseInterval Duration `toml:"idle_release_interval"`
 }
 
 // Listener is a transport section ([tcp], [http], [websocket]).
@@ -87,6 +90,29 @@ type Listener struct {
 	Enabled bool   `toml:"enabled"`
 	Address string `toml:"address"`
 	TLS     TLS    `toml:"tls"`
+}
+
+// ClientListener is a binary-protocol transport section ([tcp],
+// [websocket]): a listener and the limits on its client connections.
+type ClientListener struct {
+	Listener
+	ClientLimits
+}
+
+// ClientLimits bound what a client connection of a binary transport
+// ([tcp], [websocket], [quic]) may hold before and during its requests.
+// Iggy has no keys for these; the names follow its style.
+type ClientLimits struct {
+	// UnauthenticatedMaxMessageSize is the largest frame read from a
+	// connection with no bound session (Ping, Register, Logout); a larger
+	// size closes the connection before its body is read.
+	UnauthenticatedMaxMessageSize ByteSize `toml:"unauthenticated_max_message_size"`
+	// UnauthenticatedIdleTimeout closes a connection with no bound session
+	// that completes no request for this long.
+	UnauthenticatedIdleTimeout Duration `toml:"unauthenticated_idle_timeout"`
+	// RequestReadTimeout bounds the reading of one request, header and
+	// body, from its first byte.
+	RequestReadTimeout Duration `toml:"request_read_timeout"`
 }
 
 // TLS is a listener's [*.tls] subsection: the same listener speaks TLS
@@ -103,6 +129,7 @@ type QUIC struct {
 	Enabled     bool        `toml:"enabled"`
 	Address     string      `toml:"address"`
 	Certificate Certificate `toml:"certificate"`
+	ClientLimits
 }
 
 // Certificate names a TLS certificate and key (PEM files); both empty
@@ -115,6 +142,13 @@ type Certificate struct {
 // MessageBus is [message_bus].
 type MessageBus struct {
 	MaxMessageSize uint32 `toml:"max_message_size"`
+	// ConnectionsMax caps the open client connections of the TCP,
+	// WebSocket and QUIC listeners together (0: no cap).
+	ConnectionsMax uint32 `toml:"connections_max"`
+	// InFlightBytesMax bounds the bytes of request frames larger than a
+	// connection's own buffer held at once (being read or handled), all
+	// connections together.
+	InFlightBytesMax ByteSize `toml:"in_flight_bytes_max"`
 }
 
 // Heartbeat is [heartbeat].
@@ -169,6 +203,9 @@ const (
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
+	// unauthenticatedFrameMin holds a login with the longest names a
+	// Register body allows (PROTOCOL.md §2.3) and an empty context.
+	unauthenticatedFrameMin = 2 << 10
 )
 
 // validate checks [login]: every bound at least 1, every refill positive.
@@ -225,6 +262,35 @@ func Load(path string, environ []string) (*Config, error) {
 	return &cfg, nil
 }
 
+// validateClientLimits checks the connection limits of the binary
+// transports and the request budget.
+func (c *Config) validateClientLimits(bad func(key string, format string, args ...any) error) error {
+	for _, l := range []struct {
+		section string
+		limits  ClientLimits
+	}{{"tcp", c.TCP.ClientLimits}, {"websocket", c.WebSocket.ClientLimits}, {"quic", c.QUIC.ClientLimits}} {
+		if n := l.limits.UnauthenticatedMaxMessageSize; n < unauthenticatedFrameMin || n > ByteSize(c.MessageBus.MaxMessageSize) {
+			return bad(l.section+".unauthenticated_max_message_size", "%d is outside %d..message_bus.max_message_size", n, unauthenticatedFrameMin)
+		}
+		if l.limits.UnauthenticatedIdleTimeout <= 0 {
+			return bad(l.section+".unauthenticated_idle_timeout", "must be positive")
+		}
+		if l.limits.RequestReadTimeout <= 0 {
+			return bad(l.section+".request_read_timeout", "must be positive")
+		}
+	}
+	if n := c.MessageBus.InFlightBytesMax; n < ByteSize(c.MessageBus.MaxMessageSize) {
+		return bad("message_bus.in_flight_bytes_max", "%d is below message_bus.max_message_size, so a frame of the largest size could never be read", n)
+	}
+	if mp := c.System.MemoryPool; mp.Enabled && c.MessageBus.InFlightBytesMax > mp.Size {
+		return bad("message_bus.in_flight_bytes_max", "%d is over system.memory_pool.size %d, which lends the frames", c.MessageBus.InFlightBytesMax, mp.Size)
+	}
+	if c.System.MemoryPool.IdleReleaseInterval < 0 {
+		return bad("system.memory_pool.idle_release_interval", "must not be negative")
+	}
+	return nil
+}
+
 // Validate checks every value that has a constrained range and names the
 // offending key in its error.
 func (c *Config) Validate() error {
@@ -268,6 +334,9 @@ func (c *Config) Validate() error {
 	}
 	if m := c.MessageBus.MaxMessageSize; m < frameSizeMin || m > frameSizeMax {
 		return bad("message_bus.max_message_size", "%d is outside %d..%d", m, frameSizeMin, frameSizeMax)
+	}
+	if err := c.validateClientLimits(bad); err != nil {
+		return err
 	}
 	if n := c.Metadata.JournalSlots; n < journalSlotsMin || n > journalSlotsMax {
 		return bad("metadata.journal_slots", "%d is outside %d..%d", n, journalSlotsMin, journalSlotsMax)
