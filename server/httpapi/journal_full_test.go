@@ -123,6 +123,9 @@ func TestSessionEntriesNeverFillMetadataJournal(t *testing.T) {
 	t.Logf("%d HTTP PAT logins and logouts in %v", rounds, time.Since(started))
 	logJournalFiles(t, dir)
 
+	// A new connection: the logged-out one above sat unauthenticated
+	// through the HTTP churn, past [tcp] unauthenticated_idle_timeout.
+	c = dialTCP(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.LoginUser(ctx, "iggy", "iggy"); err != nil {
