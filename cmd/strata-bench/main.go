@@ -7,6 +7,7 @@
 //	strata-bench limits [--dir DIR]
 //	strata-bench suite [--duration 3s] [--results bench/results]
 //	strata-bench compare nats [--duration 3s]
+//	strata-bench report A.json [B.json...] (saved runs overlaid in one HTML report)
 //	strata-bench profile --cpu FILE (the producer workload on an in-process server)
 //
 // Throughput is payload bytes (MB = 10^6 bytes) and messages per second;
@@ -43,6 +44,7 @@ const usage = `usage:
   strata-bench limits           measure loopback TCP and disk ceilings
   strata-bench suite            build and start a server, run the fixed suite
   strata-bench compare nats     run the suite's workloads on Strata and NATS JetStream
+  strata-bench report A.json [B.json...]  HTML report of saved runs, overlaid on the same charts
   strata-bench profile          CPU-profile an in-process server under the producer workload
 run 'strata-bench MODE -h' for the flags.
 `
@@ -63,6 +65,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCompare(ctx, args[1:], stdout, stderr)
 	case "profile":
 		err = cmdProfile(ctx, args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -105,7 +105,8 @@ type RoleResult struct {
 	Latency Latency `json:"batch_latency"`
 }
 
-// TimelinePoint is the measured rate over one sampling interval.
+// TimelinePoint is the measured rate over one 250 ms interval, as files
+// written before Series existed carry it (read by `strata-bench report`).
 type TimelinePoint struct {
 	Seconds      float64 `json:"t_s"`
 	ProducerMBps float64 `json:"producer_mb_per_s"`
@@ -122,8 +123,11 @@ type Result struct {
 	// EndToEnd is send-to-receive latency per message (end-to-end mode).
 	EndToEnd *Latency `json:"end_to_end_latency,omitempty"`
 	// Verified counts polled messages that passed verification.
-	Verified uint64          `json:"verified_messages"`
-	Timeline []TimelinePoint `json:"timeline"`
+	Verified uint64 `json:"verified_messages"`
+	// Series is the run's time series, per actor and per role (series.go).
+	Series *Series `json:"series,omitempty"`
+	// Timeline is the total MB/s of older files; runs no longer write it.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
 	// Group is what a balanced-consumer-group run observed of its group.
 	Group *GroupResult `json:"consumer_group,omitempty"`
 	// ServerRSSPeakBytes is the server's peak resident set (suite runs
