@@ -28,6 +28,8 @@ const pollBytesMax = wire.MaxFrameSize - 1<<20
 // partitionRuntime is one partition: its deterministic state machine, its
 // segment log and consumer offsets on disk, and the local sequencer that
 // numbers its operations, all confined to the partition's owning shard.
+// Every change of the machine's state is an operation through submit
+// (partition_submit.go); reads are served from the applied state.
 type partitionRuntime struct {
 	s   *Server
 	key partKey
@@ -61,7 +63,8 @@ type partitionRuntime struct {
 	// explicit offset writes are synced before the reply.
 	persisted        bool
 	offsetsPersisted bool
-	// op numbers this partition's operations (local sequencer).
+	// op numbers this partition's operations (the local sequencer; only
+	// submit advances it).
 	op uint64
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
@@ -170,7 +173,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		s.log.Warn("ignoring an unreadable consumer offset file", zap.String("file", bad.File), zap.Error(bad.Err))
 	}
 	stats := log.Stats()
-	recovered := partition.RecoveredState{NextOffset: stats.NextOffset, MessagesCount: stats.Messages, SizeBytes: uint64(stats.Bytes)}
+	recovered := partition.RecoveredState{NextOffset: stats.NextOffset, FirstOffset: stats.FirstOffset, MessagesCount: stats.Messages, SizeBytes: uint64(stats.Bytes), PurgeGeneration: sb.PurgeGeneration}
 	for _, o := range offsets {
 		recovered.Offsets = append(recovered.Offsets, partition.StoredOffset{Key: partition.ConsumerKey{Kind: uint8(o.Kind), ID: o.ID}, Offset: o.Offset})
 	}
@@ -178,6 +181,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		StreamID: k.stream, TopicID: k.topic, PartitionID: k.partition,
 		MessagesRequiredToSave:            opts.MessagesRequiredToSave,
 		SizeOfMessagesRequiredToSaveBytes: opts.SizeOfMessagesRequiredToSaveBytes,
+		FlushEveryBatch:                   p.persisted,
 	}
 	if s.pool != nil {
 		// Unflushed batches live in the memory pool until flushed.
@@ -208,74 +212,44 @@ func (p *partitionRuntime) fence(err error) {
 }
 
 // send appends one validated batch and returns the raw send reply. For a
-// persisted topic it returns only after the batch is durable.
+// persisted topic it returns only after the batch is durable. It runs on
+// the connection's goroutine.
 func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode) {
-	var reply []byte
-	status := wire.ErrorCodeOK
-	var done chan error
+	w := &opWait{}
 	if err := p.run(func() {
-		var ticket uint64
-		reply, status, ticket = p.appendOnShard(env, batch)
-		if status == wire.ErrorCodeOK && ticket != 0 {
-			// Answered by the group commit, on the shard, once the batch
-			// is durable; the caller waits off the shard.
-			done = make(chan error, 1)
-			p.group.wait(ticket, done)
-		}
+		p.opBuf = partition.AppendSendMessages(p.opBuf[:0], env, batch)
+		p.submit(partition.OperationSendMessages, p.opBuf, w)
+		w.detach()
 	}); err != nil {
 		return nil, wire.ErrTransientNotAccepted
 	}
-	if done != nil {
-		if err := <-done; err != nil {
-			return nil, wire.ErrCannotSyncFile
-		}
+	result := w.wait()
+	if result.status != wire.ErrorCodeOK {
+		return nil, result.status
 	}
-	return reply, status
+	return result.reply, wire.ErrorCodeOK
 }
 
-// appendOnShard applies a send and flushes when due; for a persisted topic
-// it returns the group-commit ticket to wait for (0 otherwise).
-func (p *partitionRuntime) appendOnShard(env partition.Envelope, batch []byte) ([]byte, wire.ErrorCode, uint64) {
-	if p.fenced != nil {
-		return nil, fencedSendCode, 0
-	}
-	p.op++
-	p.opBuf = partition.AppendSendMessages(p.opBuf[:0], env, batch)
-	reply := p.machine.Apply(p.op, p.s.nowMicros(), partition.OperationSendMessages, p.opBuf)
-	if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
-		return nil, wire.ErrInvalidMessagesCount, 0
-	}
-	messages := float64(wire.BatchView(batch).MessageCount())
-	p.s.metrics.messagesSent.Add(messages)
-	p.s.metrics.bytesSent.Add(float64(len(batch)))
-	p.appended.Add(messages)
-	p.appendedBytes.Add(float64(len(batch)))
-	if p.persisted || p.machine.FlushDue() {
-		if err := p.flushLocked(); err != nil {
-			return nil, wire.ErrCannotSaveMessagesToSegment, 0
-		}
-	}
-	p.publishCounters()
-	if !p.persisted {
-		return reply, wire.ErrorCodeOK, 0
-	}
-	return reply, wire.ErrorCodeOK, p.group.wrote()
-}
-
-// flushLocked writes every unflushed batch to the log with vectored
-// writes straight from the memory the batches are kept in (no gather
-// copy). It runs on the owning shard.
-func (p *partitionRuntime) flushLocked() error {
+// flushUpTo carries out an EffectFlush: it writes the unflushed batches up
+// to offset upto to the log with vectored writes straight from the memory
+// the batches are kept in (no gather copy) and reports them flushed. A
+// failed write fences the partition. It runs on the owning shard.
+func (p *partitionRuntime) flushUpTo(upto uint64) error {
 	batches := p.machine.Unflushed()
-	if len(batches) == 0 {
+	n := 0
+	for n < len(batches) {
+		view := wire.BatchView(batches[n])
+		if view.BaseOffset()+uint64(view.MessageCount())-1 > upto {
+			break
+		}
+		n++
+	}
+	if n == 0 {
 		return nil
 	}
-	last := batches[len(batches)-1]
-	view := wire.BatchView(last)
-	upto := view.BaseOffset() + uint64(view.MessageCount()) - 1
 	segments := p.log.Stats().Segments
 	p.s.metrics.flushes.Inc()
-	if err := p.log.AppendBatches(batches); err != nil {
+	if err := p.log.AppendBatches(batches[:n]); err != nil {
 		p.fence(err)
 		return err
 	}
@@ -284,6 +258,15 @@ func (p *partitionRuntime) flushLocked() error {
 		p.s.metrics.segmentsSealed.Add(float64(sealed))
 	}
 	return nil
+}
+
+// flushAll writes every unflushed batch to the log: the close of a
+// partition for good (shutdown), the one flush no operation asks for.
+func (p *partitionRuntime) flushAll() error {
+	if p.machine.NextOffset() == 0 {
+		return nil
+	}
+	return p.flushUpTo(p.machine.NextOffset() - 1)
 }
 
 // poll appends the poll reply body (§6.6) for a plain consumer to dst.
@@ -384,43 +367,19 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 	p.s.metrics.messagesPolled.Add(float64(got))
 	p.polled.Add(float64(got))
 	if autoCommit && got > 0 {
+		// An ordinary offset operation the poll does not wait for: the
+		// reply is what was read, whatever becomes of the commit.
 		lastReturned := first + uint64(got) - 1
-		p.applyOffsetLocked(partition.StoreConsumerOffset{Consumer: consumer, Offset: lastReturned, Mode: partition.StoreAutoCommit}.Encode(partition.Envelope{}), partition.OperationStoreConsumerOffset, false)
+		store := partition.StoreConsumerOffset{Consumer: consumer, Offset: lastReturned, Mode: partition.StoreAutoCommit}
+		p.submit(partition.OperationStoreConsumerOffset, store.Encode(partition.Envelope{}), nil)
 	}
 	return dst, wire.ErrorCodeOK
 }
 
 // applyOffset applies an explicit offset store or delete and returns its
-// result code.
-func (p *partitionRuntime) applyOffset(body []byte, operation uint8) (status wire.ErrorCode) {
-	if err := p.run(func() { status = p.applyOffsetLocked(body, operation, p.offsetsPersisted) }); err != nil {
-		return wire.ErrTransientNotAccepted
-	}
-	return status
-}
-
-// applyOffsetLocked applies an offset operation and writes its effects.
-func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durable bool) wire.ErrorCode {
-	p.op++
-	reply := p.machine.Apply(p.op, p.s.nowMicros(), operation, body)
-	for _, e := range p.machine.TakeEffects() {
-		var err error
-		switch e.Kind {
-		case partition.EffectOffsetStored:
-			err = storage.StoreConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable)
-		case partition.EffectOffsetDeleted:
-			err = storage.DeleteConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID)
-		}
-		if err != nil {
-			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
-			return wire.ErrCannotWriteToFile
-		}
-	}
-	_, code, err := wire.SplitResult(reply)
-	if err != nil {
-		return wire.ErrInvalidCommand
-	}
-	return code
+// result code. It runs on the connection's goroutine.
+func (p *partitionRuntime) applyOffset(body []byte, operation uint8) wire.ErrorCode {
+	return p.submitFrom(nil, operation, body).status
 }
 
 // storedOffset returns a consumer's stored offset.
@@ -439,56 +398,69 @@ func (p *partitionRuntime) stats() (current uint64, messages uint64, sizeBytes u
 	return c.current.Load(), c.messages.Load(), c.sizeBytes.Load(), int(c.segments.Load())
 }
 
-// purge empties the partition (segments and offsets) and records the purge
-// op in its superblock so a replay does not purge again.
-func (p *partitionRuntime) purge(on *shard.Shard, op uint64) error {
-	var result error
-	if err := runOnOwner(on, p.owner, func() { result = p.purgeOnShard(op) }); err != nil {
-		return err
-	}
-	return result
-}
-
-// purgeOnShard is purge on the owning shard.
-func (p *partitionRuntime) purgeOnShard(op uint64) error {
-	p.drainSyncs()
-	if err := p.log.Purge(); err != nil {
-		p.fence(err)
-		return fmt.Errorf("purge %s: %w", p.dir, err)
-	}
-	if err := storage.PurgeConsumerOffsets(p.fs, p.dir); err != nil {
-		return fmt.Errorf("purge offsets of %s: %w", p.dir, err)
-	}
-	p.machine.Purge()
-	p.publishCounters()
-	p.clearFence() // the damaged files went with everything else
-	p.sb.Sequence++
-	p.sb.PurgeGeneration = op
-	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
-	if err := storage.StorePartitionSuperblock(p.fs, p.dir, p.sb); err != nil {
-		return fmt.Errorf("partition superblock %s: %w", p.dir, err)
+// purge empties the partition (segments and offsets) for the purge that
+// metadata op generation committed; the superblock records it, so a replay
+// does not purge again. on is the caller's shard (see runOnOwner).
+func (p *partitionRuntime) purge(on *shard.Shard, generation uint64) error {
+	body := partition.PurgePartition{Generation: generation}.Encode(partition.Envelope{})
+	if result := p.submitFrom(on, partition.OperationPurgePartition, body); result.status != wire.ErrorCodeOK {
+		return result.failure("purge", p.dir)
 	}
 	return nil
 }
 
-// deleteSegments removes the n oldest sealed segments.
+// deleteSegments removes the n oldest sealed segments: it measures them on
+// the owner and submits their deletion in the same task, so nothing comes
+// between. on is the caller's shard (see runOnOwner).
 func (p *partitionRuntime) deleteSegments(on *shard.Shard, n int) error {
-	var result error
-	if err := runOnOwner(on, p.owner, func() { result = p.deleteSegmentsOnShard(n) }); err != nil {
+	w := &opWait{}
+	if err := runOnOwner(on, p.owner, func() {
+		sealed := p.log.OldestSealed(n)
+		if sealed.Segments == 0 {
+			w.complete(applied{status: wire.ErrorCodeOK})
+			return
+		}
+		del := partition.DeleteSegments{BelowOffset: sealed.EndOffset, Messages: sealed.Messages, SizeBytes: uint64(sealed.Bytes)}
+		p.submit(partition.OperationDeleteSegments, del.Encode(partition.Envelope{}), w)
+		w.detach()
+	}); err != nil {
 		return err
 	}
-	return result
+	if result := w.wait(); result.status != wire.ErrorCodeOK {
+		return result.failure("delete segments of", p.dir)
+	}
+	return nil
 }
 
-// deleteSegmentsOnShard is deleteSegments on the owning shard.
-func (p *partitionRuntime) deleteSegmentsOnShard(n int) error {
-	p.drainSyncs()
-	if err := p.flushLocked(); err != nil {
+// setFlushThresholds submits the topic's flush thresholds (0 = default)
+// when they differ from the partition's. on is the caller's shard.
+func (p *partitionRuntime) setFlushThresholds(on *shard.Shard, messages uint32, sizeBytes uint64) error {
+	w := &opWait{}
+	if err := runOnOwner(on, p.owner, func() {
+		have := p.machine.Config()
+		if orDefault(uint64(messages), partition.DefaultMessagesRequiredToSave) == uint64(have.MessagesRequiredToSave) &&
+			orDefault(sizeBytes, partition.DefaultSizeOfMessagesRequiredToSaveBytes) == have.SizeOfMessagesRequiredToSaveBytes {
+			w.complete(applied{status: wire.ErrorCodeOK})
+			return
+		}
+		o := partition.SetFlushThresholds{MessagesRequiredToSave: messages, SizeOfMessagesRequiredToSaveBytes: sizeBytes}
+		p.submit(partition.OperationSetFlushThresholds, o.Encode(partition.Envelope{}), w)
+		w.detach()
+	}); err != nil {
 		return err
 	}
-	_, err := p.log.DeleteOldestSealed(n)
-	p.publishCounters()
-	return err
+	if result := w.wait(); result.status != wire.ErrorCodeOK {
+		return result.failure("flush thresholds of", p.dir)
+	}
+	return nil
+}
+
+// orDefault is v, or def when v is 0 (a threshold left at the default).
+func orDefault(v, def uint64) uint64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // close flushes (when asked), syncs and closes the partition; on is the
@@ -506,7 +478,7 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 	p.drainSyncs()
 	var errs []error
 	if flush && p.fenced == nil {
-		if err := p.flushLocked(); err != nil {
+		if err := p.flushAll(); err != nil {
 			errs = append(errs, err)
 		} else if err := p.log.Sync(); err != nil {
 			errs = append(errs, err)

@@ -126,7 +126,7 @@ func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint6
 		}
 		return errors.Join(errs...)
 	case metadata.EffectTopicUpdated:
-		return nil
+		return ps.updateFlushThresholds(on, e.StreamID, e.TopicID)
 	case metadata.EffectTopicDeleted:
 		ps.closeTopic(on, e.StreamID, e.TopicID, e.PartitionIDs)
 		return ps.removeDir(ps.topicDir(e.StreamID, e.TopicID))
@@ -166,6 +166,25 @@ func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint6
 		return nil
 	}
 	return fmt.Errorf("unknown metadata effect %d", e.Kind)
+}
+
+// updateFlushThresholds hands a topic's flush thresholds to each of its
+// partitions (an operation where they changed). The caller holds the
+// metadata lock.
+func (ps *partitionSet) updateFlushThresholds(on *shard.Shard, stream, topic uint32) error {
+	_, t, code := ps.s.meta.machine.ResolveTopic(metadata.NumericID(stream), metadata.NumericID(topic))
+	if code != metadata.CodeOK {
+		return fmt.Errorf("updated topic %d/%d: not in metadata", stream, topic)
+	}
+	var errs []error
+	for _, part := range t.Partitions {
+		if p, ok := ps.get(partKey{stream, topic, part.ID}); ok {
+			if err := p.setFlushThresholds(on, t.Options.MessagesRequiredToSave, t.Options.SizeOfMessagesRequiredToSaveBytes); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeDir removes a directory tree and syncs its parent.

@@ -151,6 +151,9 @@ type Server struct {
 	stopVerifier context.CancelFunc
 	// snapshotMu lets one GetSnapshot archive be built at a time.
 	snapshotMu sync.Mutex
+	// partitionOpObserver sees every partition operation applied (a test
+	// hook, partition_submit.go); unset in production.
+	partitionOpObserver partitionOpObserver
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
