@@ -63,6 +63,10 @@ type IO struct {
 // Partition is [system.partition].
 type Partition struct {
 	EnforceFsync bool `toml:"enforce_fsync"`
+	// OffsetReservation is how many offsets a partition reserves ahead in
+	// its superblock before handing them out, so that no offset is given
+	// to two messages after a crash; a crash skips at most about this many.
+	OffsetReservation uint64 `toml:"offset_reservation"`
 }
 
 // Sharding is [system.sharding].
@@ -151,6 +155,9 @@ const (
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
+	// offsetReservationMax keeps a crash's skip far from the end of the
+	// offset space.
+	offsetReservationMax = 1 << 32
 )
 
 // Load builds the configuration: the embedded default, then the file at
@@ -209,6 +216,9 @@ func (c *Config) Validate() error {
 	}
 	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
 		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)
+	}
+	if n := c.System.Partition.OffsetReservation; n < 1 || n > offsetReservationMax {
+		return bad("system.partition.offset_reservation", "%d is outside 1..%d", n, uint64(offsetReservationMax))
 	}
 	if c.TCP.Enabled && c.TCP.Address == "" {
 		return bad("tcp.address", "must not be empty when tcp.enabled")
