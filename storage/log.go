@@ -76,6 +76,7 @@ type Log struct {
 	// segments[i].next; only the last segment is written.
 	segments []*segment
 	fenced   *Corruption // set when recovery found unrepairable damage
+	torn     *tornTail   // during OpenLog: a torn tail to cut
 	// sb is the partition superblock as last durably stored (nil: the
 	// log runs without one); sbErr is why none was valid at open.
 	sb    *PartitionSuperblock
@@ -94,6 +95,11 @@ type Log struct {
 	// SyncFiles handed out cover once synced.
 	written, durableBytes, recordedBytes, syncTargetBytes int64
 	syncTarget                                            uint64
+	// sealedNext ends the segments sealed (and synced) so far, sealedBytes
+	// the bytes written when the last one was; their names may wait for a
+	// SyncDir.
+	sealedNext  uint64
+	sealedBytes int64
 
 	failed   error // a write or sync error; the log must be reopened
 	dirDirty bool  // a segment was created since the last SyncDir
@@ -155,9 +161,12 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 			break
 		}
 	}
-	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
 	l.checkFrontier()
 	l.fenceWithoutSuperblock()
+	if err := l.cutTornTail(&report); err != nil {
+		return nil, report, errors.Join(err, l.Close())
+	}
+	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
 	report.Corruption = l.fenced
 	for _, s := range l.segments {
 		l.messages += s.messages
@@ -255,24 +264,54 @@ func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) er
 		return nil
 	}
 	if r.bad != nil {
-		l.scanner.forget()
-		if err := seg.log.Truncate(r.goodEnd); err != nil {
-			return fmt.Errorf("truncate %s: %w", seg.logPath, err)
-		}
-		if err := seg.log.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", seg.logPath, err)
-		}
-		report.Truncations = append(report.Truncations, Truncation{
-			File: seg.logPath, Position: r.goodEnd, BytesDropped: size - r.goodEnd,
-			MessagesDropped: r.dropped, Reason: r.bad.Error(),
-		})
+		// A torn tail: cut once recovery knows the log is not fenced
+		// (cutTornTail), so a fenced log keeps every byte.
+		l.torn = &tornTail{seg: seg, size: size, scan: r}
+		return nil
 	}
-	if !r.indexIntact {
-		if err := l.rewriteIndex(seg); err != nil {
-			return err
-		}
-		report.IndexesRebuilt = append(report.IndexesRebuilt, seg.indexPath())
+	return l.rebuildIndex(seg, r, report)
+}
+
+// tornTail is the torn tail recovery found at the end of the last
+// segment, cut by cutTornTail.
+type tornTail struct {
+	seg  *segment
+	size int64 // the file's size before the cut
+	scan segmentScan
+}
+
+// cutTornTail truncates the last segment at the end of its valid batches
+// unless the log is fenced, and rebuilds its index if needed.
+func (l *Log) cutTornTail(report *RecoveryReport) error {
+	tail := l.torn
+	l.torn = nil
+	if tail == nil || l.fenced != nil {
+		return nil
 	}
+	seg, r := tail.seg, tail.scan
+	l.scanner.forget()
+	if err := seg.log.Truncate(r.goodEnd); err != nil {
+		return fmt.Errorf("truncate %s: %w", seg.logPath, err)
+	}
+	if err := seg.log.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", seg.logPath, err)
+	}
+	report.Truncations = append(report.Truncations, Truncation{
+		File: seg.logPath, Position: r.goodEnd, BytesDropped: tail.size - r.goodEnd,
+		MessagesDropped: r.dropped, Reason: r.bad.Error(),
+	})
+	return l.rebuildIndex(seg, r, report)
+}
+
+// rebuildIndex rewrites seg's index from the scan when it is not intact.
+func (l *Log) rebuildIndex(seg *segment, r segmentScan, report *RecoveryReport) error {
+	if r.indexIntact {
+		return nil
+	}
+	if err := l.rewriteIndex(seg); err != nil {
+		return err
+	}
+	report.IndexesRebuilt = append(report.IndexesRebuilt, seg.indexPath())
 	return nil
 }
 
@@ -429,11 +468,12 @@ func (l *Log) roll() error {
 	if err := l.syncSegment(l.active()); err != nil {
 		return err
 	}
+	// Every earlier segment was synced when it was sealed. The sealed
+	// segment's name may not be durable yet (a segment created since the
+	// last SyncDir): the frontier covers it once it is (advanceSealed).
+	l.sealedNext, l.sealedBytes = l.active().next, l.written
 	if !l.dirDirty {
-		// The sealed segment's name is durable too (a segment created
-		// since the last SyncDir waits for the next Sync), and every
-		// earlier segment was synced when it was sealed.
-		l.markDurable(l.active().next, l.written)
+		l.markDurable(l.sealedNext, l.sealedBytes)
 	}
 	if err := l.createSegment(l.active().next); err != nil {
 		return l.fail(err)
@@ -550,6 +590,9 @@ func (l *Log) DeleteOldestSealed(n int) (int, error) {
 		if err := l.usable(); err != nil {
 			return 0, err
 		}
+		if err := l.advanceSealed(); err != nil {
+			return 0, err
+		}
 		if err := l.storeFor(l.nextSuperblock(n, l.Reserved())); err != nil {
 			return 0, l.fail(err)
 		}
@@ -601,6 +644,7 @@ func (l *Log) Purge(generation uint64) error {
 	}
 	l.segments, l.fenced, l.failed, l.messages, l.bytes = nil, nil, nil, 0, 0
 	l.durable, l.durableBytes = l.opts.StartOffset, l.written
+	l.sealedNext, l.sealedBytes = 0, l.written
 	if err := l.createSegment(l.opts.StartOffset); err != nil {
 		// Keep the invariant (one segment) with a placeholder; the failure
 		// stops all use until the log is reopened.

@@ -132,6 +132,22 @@ func (l *Log) markDurable(offset uint64, bytes int64) {
 	l.durableBytes = max(l.durableBytes, bytes)
 }
 
+// advanceSealed moves the durable frontier over the segments sealed since
+// it last moved, syncing the directory first when their names may not be
+// durable yet. It runs before a superblock is built.
+func (l *Log) advanceSealed() error {
+	if l.sealedNext <= l.durable {
+		return nil
+	}
+	if l.dirDirty {
+		if err := l.syncDir(); err != nil {
+			return l.fail(err)
+		}
+	}
+	l.markDurable(l.sealedNext, l.sealedBytes)
+	return nil
+}
+
 // FilesSynced records that every file the last SyncFiles returned was
 // synced: what was appended before that call is durable. The caller calls
 // it after its asynchronous syncs succeed (Fail when one fails).
@@ -167,7 +183,8 @@ func (l *Log) SuperblockLag() (behind bool, bytes int64) {
 	if l.sb == nil {
 		return false, 0
 	}
-	return l.durable > l.sb.DurableOffset, l.durableBytes - l.recordedBytes
+	durable, bytes := max(l.durable, l.sealedNext), max(l.durableBytes, l.sealedBytes)
+	return durable > l.sb.DurableOffset, bytes - l.recordedBytes
 }
 
 // SuperblockWriting reports whether a copy written by WriteSuperblock
@@ -208,6 +225,9 @@ func (l *Log) WriteSuperblock(reserveEnd uint64) (File, error) {
 	}
 	if reserveEnd < l.NextOffset() {
 		return nil, fmt.Errorf("reservation end %d below the next offset %d: %w", reserveEnd, l.NextOffset(), ErrInvalidArgument)
+	}
+	if err := l.advanceSealed(); err != nil {
+		return nil, err
 	}
 	next := l.nextSuperblock(0, reserveEnd)
 	f, created, err := writeSuperblockCopy(l.fs, l.dir, partitionKind, next.record())
