@@ -217,3 +217,40 @@ func TestMetadataSuperblockHasTwoCopiesFromTheFirstCheckpoint(t *testing.T) {
 		t.Fatalf("after the second restart: %d streams, %v", len(streams), err)
 	}
 }
+
+// TestPartitionWhoseSuperblocksAreGoneKeepsItsData: both superblock files
+// of a partition holding messages are missing. That is not a partition
+// never created (its superblock comes before its first segment): it is
+// fenced and its segments are kept, not wiped.
+func TestPartitionWhoseSuperblocksAreGoneKeepsItsData(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	c := ts.connect()
+	if _, err := c.CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx(t), client.ID(0), "t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	sendAll(t, c, client.ID(0), client.ID(0), 1, 20, 100, 10)
+	ts.stop()
+	dir := partitionPath(ts.dir, 0, 0, 0)
+	for _, name := range []string{"superblock.a", "superblock.b"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	segment := filepath.Join(dir, "00000000000000000000.log")
+	before, err := os.ReadFile(segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts2 := startServer(t, ts.dir)
+	after, err := os.ReadFile(segment)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the partition's segment was changed or wiped (%d bytes, was %d): %v", len(after), len(before), err)
+	}
+	ts2.mustLog("no superblock copy, but segments hold data", "partition fenced")
+	if _, err := ts2.connect().SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0), []client.Message{{Payload: []byte("x")}}); err == nil {
+		t.Fatal("a partition without its superblock accepted a send as if it were new")
+	}
+}
