@@ -121,7 +121,11 @@ type Log struct {
 // tiling, contiguous offsets), a torn or corrupt tail of the last segment
 // is cut at the last good batch, indexes are verified against the log and
 // rebuilt where they disagree, and damage that is not a tail fences the log
-// (report.Corruption). The returned error is for I/O failures only.
+// (report.Corruption). With a superblock (LogOptions.Superblock) only
+// bytes beyond its durable frontier can be a torn tail, a log that does
+// not hold what it recorded below the frontier is fenced, a fenced log
+// keeps every byte, and the next message starts at the reservation
+// (report.Skip). The returned error is for I/O failures only.
 func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error) {
 	if opts.SegmentSizeBytes <= 0 {
 		opts.SegmentSizeBytes = SegmentSizeDefault

@@ -114,10 +114,8 @@ type SuperblockReport struct {
 	// Valid counts the valid copies (2 in a healthy directory; a caller
 	// rewrites the other copy when it is 1).
 	Valid int
-	// Invalid describes each damaged or unreadable copy ("path: reason");
-	// InvalidFiles names the same copies.
-	Invalid      []string
-	InvalidFiles []string
+	// Invalid describes each damaged or unreadable copy ("path: reason").
+	Invalid []string
 }
 
 // loadSuperblock reads both copies in dir and returns the valid one with
@@ -143,7 +141,6 @@ func loadSuperblock(fsys FS, dir string, kind superblockKind, check func(superbl
 		}
 		if err != nil {
 			report.Invalid = append(report.Invalid, fmt.Sprintf("%s: %v", p, err))
-			report.InvalidFiles = append(report.InvalidFiles, p)
 			continue
 		}
 		report.Valid++
