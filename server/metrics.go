@@ -49,6 +49,10 @@ type metrics struct {
 	// dropped (memory_release.go).
 	connectionsLimited *prometheus.CounterVec
 	memoryReleased     prometheus.Counter
+	// Partition superblocks: offsets skipped at recovery, sends that
+	// waited for a reservation, superblock copies stored in the
+	// background.
+	recoveredOffsetsSkipped, reservationStalls, superblockStores prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -127,6 +131,16 @@ func newMetrics() *metrics {
 			Name: "strata_memory_released_bytes_total", Help: "Bytes of idle buffers dropped so their memory goes back to the operating system.",
 		}),
 	}
+	m.recoveredOffsetsSkipped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_recovery_skipped_offsets_total", Help: "Offsets recovery skipped because they were reserved before a crash (never given to a message twice).",
+	})
+	m.reservationStalls = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_reservation_stalls_total", Help: "Sends that waited for a partition superblock sync because the offset reservation ran out.",
+	})
+	m.superblockStores = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_superblock_stores_total", Help: "Partition superblock copies stored in the background (durable frontier, offset reservation).",
+	})
+	m.registry.MustRegister(m.recoveredOffsetsSkipped, m.reservationStalls, m.superblockStores)
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,

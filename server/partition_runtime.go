@@ -25,6 +25,11 @@ var errFenced = errors.New("partition fenced")
 // 64 MiB frame limit with room for the header.
 const pollBytesMax = wire.MaxFrameSize - 1<<20
 
+// superblockLagBytesMax is how many durable bytes a busy persisted
+// partition may append before its superblock records them as durable; an
+// idle one records its frontier as soon as its syncs stop.
+const superblockLagBytesMax = 1 << 20
+
 // partitionRuntime is one partition: its deterministic state machine, its
 // segment log and consumer offsets on disk, and the local sequencer that
 // numbers its operations, all confined to the partition's owning shard.
@@ -57,8 +62,16 @@ type partitionRuntime struct {
 	// touched only by tasks running on it (checked in invariants builds).
 	owner   *shard.Shard
 	machine *partition.Machine
-	log     *storage.Log
-	sb      storage.PartitionSuperblock
+	// log is the segment log; it keeps the partition superblock (durable
+	// frontier and offset reservation).
+	log *storage.Log
+	// reservation is how many offsets are reserved ahead of need
+	// (system.partition.offset_reservation).
+	reservation uint64
+	// sbSyncing: a superblock copy is being synced on the owner's ring;
+	// superblockSyncedFn is superblockSynced, bound once.
+	sbSyncing          bool
+	superblockSyncedFn func(error)
 	// persisted: sends are synced before the reply; offsetsPersisted:
 	// explicit offset writes are synced before the reply.
 	persisted        bool
@@ -99,10 +112,19 @@ func (p *partitionRuntime) publishCounters() {
 	p.counters.segments.Store(uint64(p.log.Stats().Segments))
 }
 
+// loadedSuperblock is what was found of a partition's superblock.
+type loadedSuperblock struct {
+	sb storage.PartitionSuperblock
+	// err: no copy is valid (sb then holds only the partition's Flags).
+	err error
+	// valid counts the valid copies; with one, the other is rewritten.
+	valid int
+}
+
 // openPartition opens and recovers a partition directory.
 // on is the shard running the caller (nil for a goroutine; shard 0 for
 // the metadata writer).
-func openPartition(s *Server, on *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (p *partitionRuntime, err error) {
+func openPartition(s *Server, on *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb loadedSuperblock) (p *partitionRuntime, err error) {
 	owner := s.shardFor(k)
 	if callErr := runOnOwner(on, owner, func() { p, err = openPartitionOnShard(s, owner, k, dir, topic, sb) }); callErr != nil {
 		return nil, callErr
@@ -127,14 +149,16 @@ func runOnOwner(on, owner *shard.Shard, fn func()) error {
 }
 
 // openPartitionOnShard opens the partition on its owning shard.
-func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb storage.PartitionSuperblock) (*partitionRuntime, error) {
+func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb loadedSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
 	fs := s.shardFS[owner.ID()]
-	log, report, err := storage.OpenLog(fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments})
+	log, report, err := storage.OpenLog(fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments,
+		Superblock: &sb.sb, SuperblockErr: sb.err})
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, sb: sb, owner: owner}
+	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, owner: owner, reservation: s.cfg.System.Partition.OffsetReservation}
+	p.superblockSyncedFn = p.superblockSynced
 	streamLabel, topicLabel := strconv.FormatUint(uint64(k.stream), 10), strconv.FormatUint(uint64(k.topic), 10)
 	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)
 	p.appendedBytes = s.metrics.topicBytes.WithLabelValues(streamLabel, topicLabel)
@@ -156,14 +180,27 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	for _, index := range report.IndexesRebuilt {
 		s.log.Warn("rebuilt a segment index from its log", zap.String("file", index))
 	}
+	for _, file := range report.RetentionFinished {
+		s.log.Warn("removed a segment whose deletion the superblock recorded before a crash", zap.String("file", file))
+	}
 	if c := log.Fenced(); c != nil {
+		// Damage below the durable frontier, missing history or no valid
+		// superblock: nothing was cut or deleted, and the partition is not
+		// served as a healthy (shorter or empty) one (DESIGN.md decision 6).
 		p.fenced = fmt.Errorf("%w: %s at byte %d (offset %d): %v", errFenced, c.File, c.Position, c.Offset, c.Err)
 	}
-	if next := log.NextOffset(); sb.NextOffset > next && p.fenced == nil {
-		// The superblock recorded a durable frontier the files no longer
-		// reach: history is missing. Fence rather than serve a shorter
-		// partition as healthy (DESIGN.md decision 6).
-		p.fenced = fmt.Errorf("%w: missing history: %s holds offsets up to %d but its superblock recorded %d", errFenced, dir, next, sb.NextOffset)
+	if skip := report.Skip; skip != nil {
+		skipped := skip.To - skip.From
+		s.metrics.recoveredOffsetsSkipped.Add(float64(skipped))
+		s.log.Warn("recovery skipped the offsets reserved before a crash: no offset is given to two messages",
+			zap.String("partition", dir), zap.Uint64("log_end", skip.From), zap.Uint64("next_offset", skip.To), zap.Uint64("offsets_skipped", skipped))
+	}
+	if p.fenced == nil && sb.valid < 2 {
+		// One copy is damaged or missing: rewrite it from the state just
+		// recovered, so one more damaged file does not leave none.
+		if err := log.StoreSuperblock(log.Reserved()); err != nil {
+			p.fence(fmt.Errorf("rewrite the partition superblock: %w", err))
+		}
 	}
 	offsets, invalid, err := storage.LoadConsumerOffsets(fs, dir)
 	if err != nil {
@@ -173,7 +210,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		s.log.Warn("ignoring an unreadable consumer offset file", zap.String("file", bad.File), zap.Error(bad.Err))
 	}
 	stats := log.Stats()
-	recovered := partition.RecoveredState{NextOffset: stats.NextOffset, FirstOffset: stats.FirstOffset, MessagesCount: stats.Messages, SizeBytes: uint64(stats.Bytes), PurgeGeneration: sb.PurgeGeneration}
+	recovered := partition.RecoveredState{NextOffset: stats.NextOffset, FirstOffset: stats.FirstOffset, MessagesCount: stats.Messages, SizeBytes: uint64(stats.Bytes), PurgeGeneration: sb.sb.PurgeGeneration}
 	for _, o := range offsets {
 		recovered.Offsets = append(recovered.Offsets, partition.StoredOffset{Key: partition.ConsumerKey{Kind: uint8(o.Kind), ID: o.ID}, Offset: o.Offset})
 	}
@@ -256,6 +293,7 @@ func (p *partitionRuntime) flushUpTo(upto uint64) error {
 	p.machine.MarkFlushed(upto)
 	if sealed := p.log.Stats().Segments - segments; sealed > 0 {
 		p.s.metrics.segmentsSealed.Add(float64(sealed))
+		p.recordFrontier(true) // sealing synced the segment
 	}
 	return nil
 }
@@ -315,7 +353,9 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 		}
 		count = limit
 	}
-	first, last, ok := p.machine.PollRange(start, count)
+	// An offset a recovery skipped holds no message: start at the next
+	// stored one.
+	first, last, ok := p.machine.PollRange(p.log.NextStoredOffset(start), count)
 	if !ok {
 		return dst, wire.ErrorCodeOK
 	}
@@ -369,7 +409,7 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 	if autoCommit && got > 0 {
 		// An ordinary offset operation the poll does not wait for: the
 		// reply is what was read, whatever becomes of the commit.
-		lastReturned := first + uint64(got) - 1
+		lastReturned, _ := lastPolledOffset(dst[headerAt:])
 		store := partition.StoreConsumerOffset{Consumer: consumer, Offset: lastReturned, Mode: partition.StoreAutoCommit}
 		p.submit(partition.OperationStoreConsumerOffset, store.Encode(partition.Envelope{}), nil)
 	}
@@ -482,11 +522,11 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 			errs = append(errs, err)
 		} else if err := p.log.Sync(); err != nil {
 			errs = append(errs, err)
-		}
-		stats := p.log.Stats()
-		p.sb.Sequence++
-		p.sb.FirstOffset, p.sb.NextOffset = stats.FirstOffset, stats.NextOffset
-		if err := storage.StorePartitionSuperblock(p.fs, p.dir, p.sb); err != nil {
+		} else if err := p.drainSuperblock(); err != nil {
+			errs = append(errs, err)
+		} else if err := p.log.StoreSuperblock(p.log.NextOffset()); err != nil {
+			// Everything handed out is stored and durable: the frontier
+			// is the end of the log and the reservation is released.
 			errs = append(errs, err)
 		}
 	}

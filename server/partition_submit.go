@@ -56,9 +56,20 @@ type completion interface {
 // commit calls applyCommitted, and the reply calls done; the callers are
 // written for a done that runs later.
 func (p *partitionRuntime) submit(operation uint8, body []byte, done completion) {
-	if operation == partition.OperationSendMessages && p.fenced != nil {
-		completeWith(done, applied{status: fencedSendCode})
-		return
+	if operation == partition.OperationSendMessages {
+		if p.fenced != nil {
+			completeWith(done, applied{status: fencedSendCode})
+			return
+		}
+		// The offsets the send takes must lie inside the reservation the
+		// superblock durably records before they are handed out.
+		if batch := body[partition.EnvelopeSize:]; len(batch) >= wire.BatchHeaderSize {
+			if err := p.reserveOffsets(uint64(wire.BatchView(batch).MessageCount())); err != nil {
+				p.fence(err)
+				completeWith(done, applied{status: wire.ErrCannotSaveMessagesToSegment, err: err})
+				return
+			}
+		}
 	}
 	p.op++
 	result, ticket := p.applyCommitted(p.op, p.s.nowMicros(), operation, body)
@@ -170,7 +181,12 @@ func (p *partitionRuntime) carryOut(e partition.Effect) (wire.ErrorCode, error) 
 			return wire.ErrCannotDeletePartitionDirectory, err
 		}
 	case partition.EffectSegmentsDeleted:
-		p.drainSyncs() // no sync may be in flight on a file that goes
+		// No sync may be in flight on a file that goes, and the log stores
+		// its superblock (the new first offset) before it deletes.
+		if err := p.drainSuperblock(); err != nil {
+			p.fence(err)
+			return wire.ErrCannotDeletePartition, err
+		}
 		if _, err := p.log.DeleteSealedBelow(e.Below); err != nil {
 			p.fence(err)
 			return wire.ErrCannotDeletePartition, fmt.Errorf("delete segments of %s: %w", p.dir, err)
@@ -187,20 +203,17 @@ func (p *partitionRuntime) carryOut(e partition.Effect) (wire.ErrorCode, error) 
 // the superblock records the purge generation so a replay of the metadata
 // journal does not purge again.
 func (p *partitionRuntime) purgeFiles(generation uint64) error {
-	p.drainSyncs()
-	if err := p.log.Purge(); err != nil {
+	// The log records the purge in its superblock: no copy may be syncing.
+	if err := p.drainSuperblock(); err != nil {
+		return err
+	}
+	if err := p.log.Purge(generation); err != nil {
 		return fmt.Errorf("purge %s: %w", p.dir, err)
 	}
 	if err := storage.PurgeConsumerOffsets(p.fs, p.dir); err != nil {
 		return fmt.Errorf("purge offsets of %s: %w", p.dir, err)
 	}
 	p.clearFence() // the damaged files went with everything else
-	p.sb.Sequence++
-	p.sb.PurgeGeneration = max(p.sb.PurgeGeneration, generation)
-	p.sb.FirstOffset, p.sb.NextOffset = 0, 0
-	if err := storage.StorePartitionSuperblock(p.fs, p.dir, p.sb); err != nil {
-		return fmt.Errorf("partition superblock %s: %w", p.dir, err)
-	}
 	return nil
 }
 

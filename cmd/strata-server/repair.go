@@ -239,6 +239,15 @@ type partitionPlan struct {
 	moved []string
 	// offsets are the consumer and group offsets stored past the prefix.
 	offsets []storage.StoredOffset
+	// filesEnd is the next offset of the files as found (the damage
+	// included): offsets below it may have been handed out.
+	filesEnd uint64
+}
+
+// reserveEnd is where the repaired partition's next message goes: past
+// the verified prefix, the old durable frontier and the old reservation.
+func (plan *partitionPlan) reserveEnd() uint64 {
+	return max(plan.servedBelow, plan.sb.DurableOffset, plan.sb.ReservedOffset, plan.filesEnd)
 }
 
 // repairPartition inspects one partition and, when it is fenced, repairs
@@ -269,12 +278,12 @@ func (r *repairer) repairPartition(dir string) error {
 		fmt.Fprintf(r.out, "%s: %s a torn tail of %s at byte %d (%d bytes, %d messages), as every boot does\n",
 			dir, r.verb("cut", "would cut"), path.Base(t.File), t.Position, t.BytesDropped, t.MessagesDropped)
 	}
-	if corruption == nil && sb.NextOffset <= stats.NextOffset {
+	if corruption == nil && sb.DurableOffset <= stats.NextOffset {
 		fmt.Fprintf(r.out, "%s: ok, offsets %d..%d\n", dir, stats.FirstOffset, int64(stats.NextOffset)-1)
 		return nil
 	}
 	r.fenced++
-	plan := partitionPlan{dir: dir, sb: sb, servedBelow: stats.NextOffset, firstOffset: stats.FirstOffset}
+	plan := partitionPlan{dir: dir, sb: sb, servedBelow: stats.NextOffset, firstOffset: stats.FirstOffset, filesEnd: stats.NextOffset}
 	fmt.Fprintf(r.out, "%s: fenced\n", dir)
 	if corruption != nil {
 		if err := r.planDamage(&plan, corruption); err != nil {
@@ -282,7 +291,7 @@ func (r *repairer) repairPartition(dir string) error {
 		}
 	} else {
 		fmt.Fprintf(r.out, "  missing history: the files hold offsets up to %d, the superblock recorded %d\n",
-			int64(stats.NextOffset)-1, int64(sb.NextOffset)-1)
+			int64(stats.NextOffset)-1, int64(sb.DurableOffset)-1)
 	}
 	offsets, _, err := storage.LoadConsumerOffsets(r.disk, dir)
 	if err != nil {
@@ -368,8 +377,8 @@ func (r *repairer) describe(plan *partitionPlan) {
 	if len(plan.moved) > 0 {
 		fmt.Fprintf(w, "  %s aside to %s: %s\n", r.verb("move", "would move"), r.asideDir(plan.dir), strings.Join(plan.moved, ", "))
 	}
-	fmt.Fprintf(w, "  superblock: %s the next offset from %d to %d (new messages get offsets from %d on)\n",
-		r.verb("set", "would set"), plan.sb.NextOffset, plan.servedBelow, plan.servedBelow)
+	fmt.Fprintf(w, "  superblock: %s the durable frontier from %d to %d; new messages get offsets from %d on (the moved-aside offsets are never given to another message)\n",
+		r.verb("set", "would set"), plan.sb.DurableOffset, plan.servedBelow, plan.reserveEnd())
 	for _, o := range plan.offsets {
 		kind := "consumer"
 		if o.Kind == storage.GroupOffset {
@@ -451,13 +460,6 @@ func (r *repairer) apply(plan *partitionPlan) error {
 		}
 		fmt.Fprintf(r.out, "  moved the offset of %s %s to %s\n", sub, id, path.Join(aside, "offsets", sub))
 	}
-	sb := plan.sb
-	sb.Sequence++
-	sb.FirstOffset, sb.NextOffset = plan.firstOffset, plan.servedBelow
-	if err := storage.StorePartitionSuperblock(r.disk, dir, sb); err != nil {
-		return err
-	}
-	fmt.Fprintf(r.out, "  wrote the superblock: next offset %d\n", sb.NextOffset)
 	log, rec, err := storage.OpenLog(r.disk, dir, storage.LogOptions{})
 	if err != nil {
 		return fmt.Errorf("reopen %s: %w", dir, err)
@@ -469,6 +471,18 @@ func (r *repairer) apply(plan *partitionPlan) error {
 	if corruption != nil || stats.NextOffset != plan.servedBelow {
 		return fmt.Errorf("%s still does not open cleanly: next offset %d, want %d, damage %+v", dir, stats.NextOffset, plan.servedBelow, corruption)
 	}
+	// The superblock last: a repair cut off before it leaves the old
+	// frontier, which fences the partition again (missing history), and
+	// the repair runs again. The reservation ends past every offset the
+	// moved-aside files held, so none is given to another message.
+	sb := plan.sb
+	sb.Sequence++
+	sb.FirstOffset, sb.DurableOffset, sb.DurableMessages = plan.firstOffset, plan.servedBelow, stats.Messages
+	sb.ReservedOffset = plan.reserveEnd()
+	if err := storage.StorePartitionSuperblock(r.disk, dir, sb); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "  wrote the superblock: durable frontier %d, next message at offset %d\n", sb.DurableOffset, sb.ReservedOffset)
 	for _, index := range rec.IndexesRebuilt {
 		fmt.Fprintf(r.out, "  rebuilt %s from its log\n", path.Base(index))
 	}

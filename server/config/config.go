@@ -64,6 +64,10 @@ type IO struct {
 // Partition is [system.partition].
 type Partition struct {
 	EnforceFsync bool `toml:"enforce_fsync"`
+	// OffsetReservation is how many offsets a partition reserves ahead in
+	// its superblock before handing them out, so that no offset is given
+	// to two messages after a crash; a crash skips at most about this many.
+	OffsetReservation uint64 `toml:"offset_reservation"`
 }
 
 // Sharding is [system.sharding].
@@ -206,6 +210,9 @@ const (
 	// unauthenticatedFrameMin holds a login with the longest names a
 	// Register body allows (PROTOCOL.md §2.3) and an empty context.
 	unauthenticatedFrameMin = 2 << 10
+	// offsetReservationMax keeps a crash's skip far from the end of the
+	// offset space.
+	offsetReservationMax = 1 << 32
 )
 
 // validate checks [login]: every bound at least 1, every refill positive.
@@ -317,6 +324,9 @@ func (c *Config) Validate() error {
 	}
 	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
 		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)
+	}
+	if n := c.System.Partition.OffsetReservation; n < 1 || n > offsetReservationMax {
+		return bad("system.partition.offset_reservation", "%d is outside 1..%d", n, uint64(offsetReservationMax))
 	}
 	if c.TCP.Enabled && c.TCP.Address == "" {
 		return bad("tcp.address", "must not be empty when tcp.enabled")

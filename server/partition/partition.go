@@ -112,7 +112,9 @@ type StoredOffset struct {
 type Machine struct {
 	cfg Config
 	// nextOffset is the offset the next message receives; 0 when empty.
-	// Invariant: nextOffset == messages ever appended since the last purge.
+	// Invariant: nextOffset >= the messages appended since the last purge
+	// (equal unless a recovery skipped the offsets reserved before a
+	// crash).
 	nextOffset uint64
 	// firstOffset is the first offset still held: the messages below it
 	// were in segments that were deleted. Invariant: firstOffset <=
@@ -147,8 +149,10 @@ func New(cfg Config) *Machine {
 
 // RecoveredState is what storage found on disk for a partition at boot.
 type RecoveredState struct {
-	// NextOffset is the last durable offset + 1, or 0 when no message
-	// survived.
+	// NextOffset is the offset the next message gets: the last durable
+	// offset + 1, or past the offsets reserved before a crash (storage
+	// skips them so none is handed out twice), or 0 for an empty
+	// partition.
 	NextOffset uint64
 	// FirstOffset is the first offset the segments hold (NextOffset when
 	// they hold none).
@@ -205,7 +209,9 @@ func (m *Machine) Config() Config { return m.cfg }
 func (m *Machine) NextOffset() uint64 { return m.nextOffset }
 
 // CurrentOffset returns the highest committed offset; ok is false (and the
-// offset 0) for an empty partition.
+// offset 0) for an empty partition. After a recovery skipped the offsets
+// reserved before a crash it is the last skipped one until a message
+// follows: no offset at or below it is handed out again.
 func (m *Machine) CurrentOffset() (offset uint64, ok bool) {
 	if m.nextOffset == 0 {
 		return 0, false
