@@ -158,7 +158,8 @@ func TestRecordsDecodeWireEncoding(t *testing.T) {
 		ClientsCount: 16, ConsumerGroupsCount: 17, Hostname: "h", OSName: "linux", OSVersion: "6",
 		KernelVersion: "6.1", ServerVersion: wire.ServerVersion, ServerSemver: wire.ServerSemver,
 		CacheMetrics: []wire.CacheMetrics{{StreamID: 1, TopicID: 2, PartitionID: 3, Hits: 4, Misses: 5, HitRatio: 0.5}},
-		ThreadsCount: 18, FreeDiskSpace: 19, TotalDiskSpace: 20}
+		ThreadsCount: 18, FreeDiskSpace: 19, TotalDiskSpace: 20,
+		FencedPartitions: []wire.FencedPartition{{StreamID: 1, TopicID: 2, PartitionID: 3, ServedBelow: 4, File: "f", Position: 5, Reason: "r"}}}
 	gotSt, err := decodeStats(st.AppendTo(nil))
 	if err != nil {
 		t.Fatal(err)

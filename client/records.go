@@ -123,6 +123,23 @@ type CacheMetric struct {
 	HitRatio    float32 `json:"hit_ratio"`
 }
 
+// FencedPartition is a partition that serves only its verified prefix
+// (the Stats extension of §4.11.10): sends to it are refused with
+// wire.ErrCannotAppendMessage and polls at or past ServedBelow with
+// wire.ErrCannotReadMessage until it is repaired.
+type FencedPartition struct {
+	StreamID    uint32 `json:"stream_id"`
+	TopicID     uint32 `json:"topic_id"`
+	PartitionID uint32 `json:"partition_id"`
+	// ServedBelow is the first offset not served.
+	ServedBelow uint64 `json:"served_below"`
+	// File is the damaged segment file or the partition directory;
+	// Position the byte of File where the damage starts.
+	File     string `json:"file"`
+	Position uint64 `json:"position"`
+	Reason   string `json:"reason"`
+}
+
 // Stats is the server statistics record (§4.11.10).
 type Stats struct {
 	ProcessID           uint32        `json:"process_id"`
@@ -153,6 +170,8 @@ type Stats struct {
 	ThreadsCount        uint32        `json:"threads_count"`
 	FreeDiskSpace       uint64        `json:"free_disk_space"`
 	TotalDiskSpace      uint64        `json:"total_disk_space"`
+	// FencedPartitions lists the fenced partitions (Strata's extension).
+	FencedPartitions []FencedPartition `json:"fenced_partitions,omitempty"`
 }
 
 // ClusterNode is one node of ClusterMetadata (§4.11.11).
@@ -308,7 +327,8 @@ func decodeStats(p []byte) (*Stats, error) {
 		OSName: w.OSName, OSVersion: w.OSVersion, KernelVersion: w.KernelVersion,
 		ServerVersion: w.ServerVersion, ServerSemver: w.ServerSemver,
 		CacheMetrics: fromWire(w.CacheMetrics, func(m *wire.CacheMetrics) CacheMetric { return CacheMetric(*m) }),
-		ThreadsCount: w.ThreadsCount, FreeDiskSpace: w.FreeDiskSpace, TotalDiskSpace: w.TotalDiskSpace}, nil
+		ThreadsCount: w.ThreadsCount, FreeDiskSpace: w.FreeDiskSpace, TotalDiskSpace: w.TotalDiskSpace,
+		FencedPartitions: fromWire(w.FencedPartitions, func(f *wire.FencedPartition) FencedPartition { return FencedPartition(*f) })}, nil
 }
 
 func decodeClusterMetadata(p []byte) (*ClusterMetadata, error) {

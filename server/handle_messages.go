@@ -45,7 +45,7 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	default:
 		return deny(wire.ErrResourceNotFound)
 	}
-	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
+	if err := wire.ValidateSendBatch(batch, req.MessagesCount); err != nil {
 		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
 	p, ok := s.parts.get(partKey{t.StreamID, t.ID, partitionID})
@@ -133,7 +133,7 @@ func (s *Server) handlePollMessages(c *connection, h *wire.RequestHeader, body [
 	out, status := p.poll(c.scratch[:0], uint8(req.Strategy.Kind), req.Strategy.Value, req.Count, consumerKey(req.Consumer), req.AutoCommit)
 	c.scratch = out
 	if status != wire.ErrorCodeOK {
-		return response{body: emptyPoll(out[:0], partitionOf(req.Partition))}
+		return pollFailure(out, partitionOf(req.Partition), status)
 	}
 	return response{body: out}
 }

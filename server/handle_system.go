@@ -173,6 +173,9 @@ func (s *Server) collectStats() wire.Stats {
 	st.ClientsCount = uint32(len(s.connectionsSnapshot()))
 	st.ConsumerGroupsCount = s.consumerGroupsCount()
 	st.WrittenBytes = uint64(metricValue(s.metrics.bytesSent))
+	for _, f := range s.FencedPartitions() {
+		st.FencedPartitions = append(st.FencedPartitions, f.wire())
+	}
 	return st
 }
 

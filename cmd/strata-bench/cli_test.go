@@ -76,6 +76,25 @@ func TestBatchesRunPrintsFigures(t *testing.T) {
 	if !res.ReadBack || res.Sent < measured || res.Verified != res.Sent {
 		t.Fatalf("read back %v: verified %d of %d sent", res.ReadBack, res.Verified, res.Sent)
 	}
+	// The time series holds the same measured batches, per producer and
+	// in total (the report's charts are drawn from it).
+	if res.Series == nil || res.Series.Producers == nil || len(res.Series.Producers.Actors) != 2 || len(res.Series.T) == 0 {
+		t.Fatalf("no per-producer time series: %+v", res.Series)
+	}
+	batches := func(l LatencySeries) (n uint64) {
+		for _, c := range l.Count {
+			n += c
+		}
+		return n
+	}
+	if got := batches(res.Series.Producers.Total.Latency); got != 2*4 {
+		t.Fatalf("the series counts %d measured batches, want 8", got)
+	}
+	for i, a := range res.Series.Producers.Actors {
+		if got := batches(a.Latency); got != 4 {
+			t.Fatalf("producer #%d: the series counts %d measured batches, want 4", i, got)
+		}
+	}
 	header := strings.SplitN(out, "\n", 2)[0]
 	for _, col := range []string{"MB/s", "msgs/s", "p50 ms", "p99 ms", "max ms"} {
 		if !strings.Contains(header, col) {
@@ -106,7 +125,7 @@ func TestBatchesRunPrintsFigures(t *testing.T) {
 	}
 
 	// Bad options are usage errors.
-	for _, args := range [][]string{{"pinned-producer", "--durability", "maybe"}, {"pinned-prodcer"}, {"compare", "redis"}} {
+	for _, args := range [][]string{{"pinned-producer", "--durability", "maybe"}, {"pinned-prodcer"}, {"compare", "redis"}, {"report", "--no-such-flag"}} {
 		if _, errOut, code := benchCLI(t, append(args, "--address", addr)...); code != 2 {
 			t.Errorf("strata-bench %v: exit %d (%s), want 2", args, code, errOut)
 		}

@@ -7,6 +7,7 @@
 //	strata-bench limits [--dir DIR]
 //	strata-bench suite [--duration 3s] [--results bench/results]
 //	strata-bench compare nats [--duration 3s]
+//	strata-bench report A.json [B.json...] (saved runs overlaid in one HTML report)
 //	strata-bench profile --cpu FILE (the producer workload on an in-process server)
 //
 // Throughput is payload bytes (MB = 10^6 bytes) and messages per second;
@@ -73,12 +74,13 @@ deletes them when it ends, unless --keep.`,
 		Example: `  strata-bench pinned-producer --address 127.0.0.1:8090 --batches 100
   strata-bench end-to-end --producers 2 --consumers 2 --partitions 2 --duration 10s
   strata-bench suite
-  strata-bench compare nats`,
+  strata-bench compare nats
+  strata-bench report a.json b.json`,
 	}
 	for _, m := range workloadModes {
 		root.AddCommand(newWorkloadCommand(m.mode, m.short))
 	}
-	root.AddCommand(newLimitsCommand(), newSuiteCommand(), newCompareCommand(), newProfileCommand())
+	root.AddCommand(newLimitsCommand(), newSuiteCommand(), newCompareCommand(), newReportCommand(), newProfileCommand())
 	return root
 }
 

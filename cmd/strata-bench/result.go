@@ -105,7 +105,8 @@ type RoleResult struct {
 	Latency Latency `json:"batch_latency"`
 }
 
-// TimelinePoint is the measured rate over one sampling interval.
+// TimelinePoint is the measured rate over one 250 ms interval, as files
+// written before Series existed carry it (read by `strata-bench report`).
 type TimelinePoint struct {
 	Seconds      float64 `json:"t_s"`
 	ProducerMBps float64 `json:"producer_mb_per_s"`
@@ -128,8 +129,11 @@ type Result struct {
 	// warm-up and pre-fill included.
 	Sent uint64 `json:"sent_messages"`
 	// ReadBack is set when a producer-only run read its messages back.
-	ReadBack bool            `json:"read_back"`
-	Timeline []TimelinePoint `json:"timeline"`
+	ReadBack bool `json:"read_back"`
+	// Series is the run's time series, per actor and per role (series.go).
+	Series *Series `json:"series,omitempty"`
+	// Timeline is the total MB/s of older files; runs no longer write it.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
 	// Group is what a balanced-consumer-group run observed of its group.
 	Group *GroupResult `json:"consumer_group,omitempty"`
 	// ServerRSSPeakBytes is the server's peak resident set (suite runs

@@ -15,8 +15,6 @@ import (
 
 // Runner limits.
 const (
-	// samplePeriod is the timeline's (and progress line's) resolution.
-	samplePeriod = 250 * time.Millisecond
 	// emptyPollPause is how long a consumer that found nothing waits.
 	emptyPollPause = 50 * time.Microsecond
 	// stalledPollsMax bounds consecutive empty polls for offsets the broker
@@ -53,9 +51,9 @@ type run struct {
 	// high-water offset; producersDone is set after the last store.
 	produced      []atomic.Uint64
 	producersDone atomic.Bool
-	// measured byte counters for the timeline.
-	producedBytes, consumedBytes atomic.Uint64
-	verified                     atomic.Uint64
+	// meters feed the time series (series.go); sample sets them.
+	meters   *meters
+	verified atomic.Uint64
 	// sent counts every acknowledged message, warm-up and pre-fill
 	// included.
 	sent  atomic.Uint64
@@ -116,7 +114,7 @@ func RunWith(ctx context.Context, target Target, w Workload, opts RunOptions) (*
 		// The pre-filled volume is finite and a consumer may read it all
 		// within a warm-up, so consumer-only runs measure every poll.
 		r.schedule(time.Now(), 0)
-		stop := r.sample(res, live)
+		stop := r.sample(res, live, 0, w.Consumers)
 		cons, err := r.actors(ctx, w.Consumers, r.consumer, true)
 		stop()
 		if err != nil {
@@ -128,7 +126,11 @@ func RunWith(ctx context.Context, target Target, w Workload, opts RunOptions) (*
 	}
 
 	r.schedule(time.Now(), w.Warmup)
-	stop := r.sample(res, live)
+	consumers := 0
+	if w.needsConsumers() {
+		consumers = w.Consumers
+	}
+	stop := r.sample(res, live, w.Producers, consumers)
 	var prod, cons []actorStats
 	var perr, cerr error
 	var wg sync.WaitGroup
@@ -362,7 +364,7 @@ func (r *run) producer(ctx context.Context, i int, measured bool) (actorStats, e
 			st.messages += uint64(n)
 			st.bytes += uint64(n * size)
 			recordMicros(st.hist, end.Sub(t0))
-			r.producedBytes.Add(uint64(n * size))
+			r.meters.producers[i].record(uint64(n*size), uint64(n), end.Sub(t0))
 		}
 		if rateBytesPerSec > 0 {
 			due := began.Add(time.Duration(float64(sentBytes) / rateBytesPerSec * float64(time.Second)))
@@ -433,6 +435,9 @@ func (r *run) consumer(ctx context.Context, i int, measured bool) (actorStats, e
 				recordMicros(r.e2e, time.Duration(nowMicros-int64(payloadOrigin(msgs[j].Payload)))*time.Microsecond)
 			}
 			r.e2eMu.Unlock()
+			r.meters.e2e.recordLatencies(len(msgs), func(j int) time.Duration {
+				return time.Duration(nowMicros-int64(payloadOrigin(msgs[j].Payload))) * time.Microsecond
+			})
 		}
 		if measured && !t0.Before(r.measureFrom) {
 			if st.messages == 0 {
@@ -442,7 +447,7 @@ func (r *run) consumer(ctx context.Context, i int, measured bool) (actorStats, e
 			st.messages += uint64(len(msgs))
 			st.bytes += bytes
 			recordMicros(st.hist, end.Sub(t0))
-			r.consumedBytes.Add(bytes)
+			r.meters.consumers[i].record(bytes, uint64(len(msgs)), end.Sub(t0))
 		}
 	}
 	return st, nil

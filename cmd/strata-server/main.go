@@ -1,6 +1,7 @@
 // Command strata-server runs the Strata broker.
 //
 //	strata-server [--config FILE] [--with-default-root-credentials]
+//	strata-server repair [--config FILE] [--partition S/T/P] [--confirm]
 //	strata-server --help | version | completion bash|zsh|fish
 //
 // With no file it runs on the embedded default configuration; every key
@@ -10,6 +11,9 @@
 // generated and printed once, at the first boot. The HTTP API signs its
 // tokens with STRATA_HTTP_JWT_SECRET (random per process when unset); the
 // secret is never written to runtime/current_config.toml.
+//
+// `repair` (repair.go) is the single-node way out for fenced partitions:
+// it keeps each one's verified prefix and moves the damaged files aside.
 package main
 
 import (
@@ -89,6 +93,7 @@ line or configuration.`,
 	fs.BoolVar(&f.defaultRoot, "with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
 	fs.BoolVar(&f.printDefault, "print-default-config", false, "print the embedded default configuration and exit")
 	fs.StringVar(&f.makeCerts, "make-certs", "", "write a development CA and server certificate into this directory and exit")
+	root.AddCommand(newRepairCommand())
 	return root
 }
 

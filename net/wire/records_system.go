@@ -109,7 +109,27 @@ type CacheMetrics struct {
 	HitRatio    float32
 }
 
-// Stats is the GetStats payload (§4.11.10).
+// FencedPartition is one entry of the Stats extension (Strata's, after
+// total_disk_space): a partition that serves only its verified prefix.
+type FencedPartition struct {
+	StreamID    uint32
+	TopicID     uint32
+	PartitionID uint32
+	// ServedBelow is the first offset not served.
+	ServedBelow uint64
+	// File is the damaged segment file or the partition directory;
+	// Position the byte of File where the damage starts.
+	File     string
+	Position uint64
+	Reason   string
+}
+
+// Stats is the GetStats payload (§4.11.10). FencedPartitions is Strata's
+// extension: present on the wire only when a partition is fenced, as
+// `[count u32]` and per entry `[stream_id u32][topic_id u32]
+// [partition_id u32][served_below u64][file: len u32 + UTF-8]
+// [position u64][reason: len u32 + UTF-8]` after total_disk_space. Iggy's
+// SDKs stop reading at total_disk_space, so they ignore it.
 type Stats struct {
 	ProcessID           uint32
 	CPUUsage            float32
@@ -135,11 +155,12 @@ type Stats struct {
 	KernelVersion       string
 	ServerVersion       string
 	// ServerSemver is major·10⁶ + minor·10³ + patch; 0 = absent.
-	ServerSemver   uint32
-	CacheMetrics   []CacheMetrics
-	ThreadsCount   uint32
-	FreeDiskSpace  uint64
-	TotalDiskSpace uint64
+	ServerSemver     uint32
+	CacheMetrics     []CacheMetrics
+	ThreadsCount     uint32
+	FreeDiskSpace    uint64
+	TotalDiskSpace   uint64
+	FencedPartitions []FencedPartition
 }
 
 func appendF32(dst []byte, v float32) []byte { return appendU32(dst, math.Float32bits(v)) }
@@ -168,8 +189,22 @@ func (s *Stats) AppendTo(dst []byte) []byte {
 		dst = appendF32(appendU64(appendU64(dst, c.Hits), c.Misses), c.HitRatio)
 	}
 	dst = appendU32(dst, s.ThreadsCount)
-	return appendU64(appendU64(dst, s.FreeDiskSpace), s.TotalDiskSpace)
+	dst = appendU64(appendU64(dst, s.FreeDiskSpace), s.TotalDiskSpace)
+	if len(s.FencedPartitions) == 0 {
+		return dst // byte for byte Iggy's record
+	}
+	dst = appendU32(dst, uint32(len(s.FencedPartitions)))
+	for _, f := range s.FencedPartitions {
+		dst = appendU32(appendU32(appendU32(dst, f.StreamID), f.TopicID), f.PartitionID)
+		dst = appendText32(appendU64(dst, f.ServedBelow), f.File)
+		dst = appendText32(appendU64(dst, f.Position), f.Reason)
+	}
+	return dst
 }
+
+// fencedPartitionBytesMin is the size of a FencedPartition entry with
+// empty texts.
+const fencedPartitionBytesMin = 4 + 4 + 4 + 8 + 4 + 8 + 4
 
 // Decode decodes a body holding exactly one Stats record.
 func (s *Stats) Decode(b []byte) error {
@@ -206,6 +241,21 @@ func (s *Stats) Decode(b []byte) error {
 	s.ThreadsCount = d.u32("threads count")
 	s.FreeDiskSpace = d.u64("free disk")
 	s.TotalDiskSpace = d.u64("total disk")
+	if d.err != nil || d.remaining() == 0 {
+		return d.end("stats")
+	}
+	fenced := d.u32("fenced partitions count")
+	if d.err == nil && uint64(fenced)*fencedPartitionBytesMin > uint64(d.remaining()) {
+		d.failf(ErrTruncated, "%d fenced partitions in %d bytes", fenced, d.remaining())
+	}
+	for i := uint32(0); i < fenced && d.err == nil; i++ {
+		f := FencedPartition{StreamID: d.u32("fenced stream"), TopicID: d.u32("fenced topic"),
+			PartitionID: d.u32("fenced partition"), ServedBelow: d.u64("fenced served below")}
+		f.File = d.text32("fenced file")
+		f.Position = d.u64("fenced position")
+		f.Reason = d.text32("fenced reason")
+		s.FencedPartitions = append(s.FencedPartitions, f)
+	}
 	return d.end("stats")
 }
 

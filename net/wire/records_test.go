@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
@@ -287,5 +288,38 @@ func TestHotRecordsDoNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("send/poll replies allocate %v", n)
+	}
+}
+
+// TestStatsFencedPartitionsExtension checks Strata's Stats extension: absent
+// (Iggy's record byte for byte) when no partition is fenced, appended after
+// total_disk_space when one is, so that a decoder that stops there (Iggy's
+// SDKs) reads the same record; it round-trips and a cut one is refused.
+func TestStatsFencedPartitionsExtension(t *testing.T) {
+	s := Stats{ProcessID: 1, Hostname: "h", ServerVersion: ServerVersion, ThreadsCount: 2, FreeDiskSpace: 3, TotalDiskSpace: 4}
+	plain := s.AppendTo(nil)
+	if got := binary.LittleEndian.Uint64(plain[len(plain)-8:]); got != 4 {
+		t.Fatalf("the record does not end with total_disk_space: %d", got)
+	}
+	s.FencedPartitions = []FencedPartition{
+		{StreamID: 1, TopicID: 2, PartitionID: 3, ServedBelow: 1500, File: "/d/00000000000000001000.log", Position: 525280, Reason: "batch checksum"},
+		{StreamID: 4, TopicID: 5, PartitionID: 6, ServedBelow: 0, File: "/d", Reason: "missing history"},
+	}
+	extended := s.AppendTo(nil)
+	if !bytes.HasPrefix(extended, plain) {
+		t.Fatal("the extension changes bytes before total_disk_space")
+	}
+	var back Stats
+	if err := back.Decode(extended); err != nil || !reflect.DeepEqual(back, s) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	for cut := len(plain) + 1; cut < len(extended); cut += 7 {
+		if err := back.Decode(extended[:cut]); err == nil {
+			t.Fatalf("a stats record cut at %d of %d bytes decoded", cut, len(extended))
+		}
+	}
+	huge := binary.LittleEndian.AppendUint32(append([]byte(nil), plain...), 1<<30)
+	if err := back.Decode(huge); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("an impossible fenced count: %v", err)
 	}
 }

@@ -27,6 +27,11 @@ func keys(cfg *Config) []envKey {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
 			name := t.Field(i).Tag.Get("toml")
+			if t.Field(i).Anonymous && name == "" {
+				// An embedded struct's keys belong to the enclosing table.
+				walk(prefix, v.Field(i))
+				continue
+			}
 			if name == "" {
 				continue
 			}

@@ -11,8 +11,13 @@
 // same session, the old token revoked) or logged out (DELETE
 // /users/logout). Every route except /ping, /metrics and the login and
 // refresh routes needs "Authorization: Bearer <token>". Failed logins are
-// rate-limited per client address (5 in a row, then one per 12 s; 429 with
-// Retry-After). Passwords and tokens are never logged.
+// limited per (address, username), per username and per address (by
+// default 5, 20 and 100 in a row, then one per 12 s; 429 with
+// Retry-After), successful ones per (user, address) (100, then 10 a
+// second); a user holds at most 100 sessions (a login past that ends the
+// user's oldest) and a login into a gateway full of other users' sessions
+// is refused (503) rather than displacing any ([login] in the server
+// config). Passwords and tokens are never logged.
 //
 // Errors are Iggy's JSON: {"id": 1009, "code": "stream_id_not_found",
 // "reason": "...", "field": "stream_id"}; 404 for not-found codes, 401 for
@@ -63,7 +68,14 @@
 //     message_expiry (micros), compression_algorithm ("none"/"gzip"),
 //     max_topic_size, messages_count, partitions_count, options: {key:
 //     {value, explicit}}} (+partitions: {id, created_at, segments_count,
-//     current_offset, size, messages_count}).
+//     current_offset, size, messages_count, and on GET of one topic, for a
+//     fenced partition only, fenced: {served_below, file, position,
+//     reason}}).
+//   - stats: Iggy's fields, plus fenced_partitions: [{stream_id, topic_id,
+//     partition_id, served_below, file, position, reason}] when a
+//     partition is fenced (README "Fenced partitions"). A poll of a fenced
+//     partition at or past served_below answers 400 cannot_read_message
+//     (4011), a send 400 cannot_append_message (4010).
 //   - topic create/update: message_expiry and max_topic_size accept a number
 //     (micros, bytes) or a string ("7 days", "1 GiB", "unlimited");
 //     options is a string map of any topic key (§4.8), including the Strata

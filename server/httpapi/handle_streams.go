@@ -170,8 +170,36 @@ func (a *api) getTopic(w http.ResponseWriter, r *http.Request, ls *server.LocalS
 	if err := details.Decode(payload); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, topicDetailsFrom(&details))
+	fence, err := a.partitionFences(ls, stream, details.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, topicDetailsFrom(&details, fence))
 	return nil
+}
+
+// noFences is the fence lookup of a topic none of whose partitions is
+// fenced.
+func noFences(uint32) (server.PartitionFence, bool) { return server.PartitionFence{}, false }
+
+// partitionFences returns the lookup of the fenced partitions of a topic
+// for topicDetailsFrom. The stream is resolved to its id only when some
+// partition of the server is fenced.
+func (a *api) partitionFences(ls *server.LocalSession, stream wire.Identifier, topicID uint32) (func(uint32) (server.PartitionFence, bool), error) {
+	if len(a.srv.FencedPartitions()) == 0 {
+		return noFences, nil
+	}
+	streamID := stream.Numeric
+	if !stream.IsNumeric() {
+		var details wire.StreamDetails
+		if err := doDecode(ls, &wire.GetStreamRequest{StreamID: stream}, &details); err != nil {
+			return nil, err
+		}
+		streamID = details.ID
+	}
+	return func(partitionID uint32) (server.PartitionFence, bool) {
+		return a.srv.PartitionFenced(streamID, topicID, partitionID)
+	}, nil
 }
 
 // topicNotFound returns StreamIdNotFound or TopicIdNotFound, whichever
@@ -280,7 +308,7 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, ls *server.Loc
 	if err := doDecode(ls, &req, &details); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, topicDetailsFrom(&details))
+	writeJSON(w, http.StatusOK, topicDetailsFrom(&details, noFences)) // a new topic is not fenced
 	return nil
 }
 

@@ -38,6 +38,21 @@ type statsJSON struct {
 	ThreadsCount        uint32             `json:"threads_count"`
 	FreeDiskSpace       uint64             `json:"free_disk_space"`
 	TotalDiskSpace      uint64             `json:"total_disk_space"`
+	// FencedPartitions is Strata's: the fenced partitions, absent when
+	// none is (Iggy's SDKs ignore the key).
+	FencedPartitions []fencedPartitionJSON `json:"fenced_partitions,omitempty"`
+}
+
+// fencedPartitionJSON is a fenced partition: it serves the offsets below
+// served_below; file and position name the damage.
+type fencedPartitionJSON struct {
+	StreamID    uint32 `json:"stream_id"`
+	TopicID     uint32 `json:"topic_id"`
+	PartitionID uint32 `json:"partition_id"`
+	ServedBelow uint64 `json:"served_below"`
+	File        string `json:"file"`
+	Position    uint64 `json:"position"`
+	Reason      string `json:"reason"`
 }
 
 // cacheMetricsJSON is one cache-metrics entry of Stats.
@@ -72,6 +87,9 @@ func (a *api) getStats(w http.ResponseWriter, _ *http.Request, ls *server.LocalS
 	for _, c := range s.CacheMetrics {
 		out.CacheMetrics = append(out.CacheMetrics, cacheMetricsJSON{StreamID: c.StreamID, TopicID: c.TopicID,
 			PartitionID: c.PartitionID, Hits: c.Hits, Misses: c.Misses, HitRatio: c.HitRatio})
+	}
+	for _, f := range s.FencedPartitions {
+		out.FencedPartitions = append(out.FencedPartitions, fencedPartitionJSON(f))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server"
 )
 
 // JSON shapes of the records of PROTOCOL.md §4.11, snake_case as Iggy's
@@ -54,6 +55,18 @@ type partitionJSON struct {
 	CurrentOffset uint64 `json:"current_offset"`
 	Size          uint64 `json:"size"`
 	MessagesCount uint64 `json:"messages_count"`
+	// Fenced is Strata's: present when the partition is fenced (Iggy's
+	// SDKs ignore the key).
+	Fenced *partitionFenceJSON `json:"fenced,omitempty"`
+}
+
+// partitionFenceJSON says what a fenced partition still serves (the
+// offsets below served_below) and where the damage is.
+type partitionFenceJSON struct {
+	ServedBelow uint64 `json:"served_below"`
+	File        string `json:"file"`
+	Position    int64  `json:"position"`
+	Reason      string `json:"reason"`
 }
 
 func streamFrom(s *wire.Stream) streamJSON {
@@ -85,12 +98,18 @@ func topicFrom(t *wire.TopicHeader) topicJSON {
 		Options: opts}
 }
 
-func topicDetailsFrom(d *wire.TopicDetails) topicJSON {
+// topicDetailsFrom converts a TopicDetails record; fence returns the
+// fence of a partition of the topic, if it is fenced.
+func topicDetailsFrom(d *wire.TopicDetails, fence func(partitionID uint32) (server.PartitionFence, bool)) topicJSON {
 	out := topicFrom(&d.TopicHeader)
 	parts := make([]partitionJSON, 0, len(d.Partitions))
 	for _, p := range d.Partitions {
-		parts = append(parts, partitionJSON{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: p.SegmentsCount,
-			CurrentOffset: p.CurrentOffset, Size: p.SizeBytes, MessagesCount: p.MessagesCount})
+		pj := partitionJSON{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: p.SegmentsCount,
+			CurrentOffset: p.CurrentOffset, Size: p.SizeBytes, MessagesCount: p.MessagesCount}
+		if f, ok := fence(p.ID); ok {
+			pj.Fenced = &partitionFenceJSON{ServedBelow: f.ServedBelow, File: f.File, Position: f.Position, Reason: f.Reason}
+		}
+		parts = append(parts, pj)
 	}
 	out.Partitions = &parts
 	return out

@@ -121,7 +121,7 @@ func newStatsCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().object(toStatsRecord(s), []field{
+			if err := a.printer().object(toStatsRecord(s), []field{
 				{"server version", s.ServerVersion}, {"process id", s.ProcessID},
 				{"hostname", s.Hostname}, {"os", s.OSName + " " + s.OSVersion},
 				{"started", micros(s.StartTime)}, {"run time", time.Duration(s.RunTime) * time.Microsecond},
@@ -132,9 +132,26 @@ func newStatsCommand(a *app) *cobra.Command {
 				{"messages size", bytesText(s.MessagesSizeBytes)}, {"clients", s.ClientsCount},
 				{"consumer groups", s.ConsumerGroupsCount},
 				{"disk free", bytesText(s.FreeDiskSpace) + " of " + bytesText(s.TotalDiskSpace)},
-			})
+				{"fenced partitions", len(s.FencedPartitions)},
+			}); err != nil || a.output == "json" || len(s.FencedPartitions) == 0 {
+				return err
+			}
+			// A fenced partition serves only the offsets below SERVED BELOW
+			// until it is repaired (strata-server repair).
+			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
+				return err
+			}
+			return printFenced(a.printer(), s.FencedPartitions)
 		},
 	}
+}
+
+// printFenced lists fenced partitions: where each is, what it still
+// serves and where its damage is.
+func printFenced(p *printer, list []client.FencedPartition) error {
+	return printList(p, list, []string{"STREAM", "TOPIC", "PARTITION", "SERVED BELOW", "FILE", "BYTE", "REASON"}, func(f client.FencedPartition) []string {
+		return []string{u32(f.StreamID), u32(f.TopicID), u32(f.PartitionID), u64(f.ServedBelow), f.File, u64(f.Position), f.Reason}
+	})
 }
 
 func newClientCommand(a *app) *cobra.Command {

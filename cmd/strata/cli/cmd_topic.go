@@ -202,8 +202,9 @@ data is on stable storage.`,
 			if err != nil {
 				return notFoundAs(err, byID(args[1], wire.ErrTopicIdNotFound, wire.ErrTopicNameNotFound), "topic %s of stream %s", args[1], args[0])
 			}
+			rec := toTopicDetails(t, fencedOf(cmd, c, client.ParseIdentifier(args[0]), t.ID))
 			if a.output == "json" {
-				return a.printer().jsonLine(toTopicDetails(t))
+				return a.printer().jsonLine(rec)
 			}
 			if err := a.printer().object(t, topicFields(&t.Topic)); err != nil {
 				return err
@@ -211,8 +212,12 @@ data is on stable storage.`,
 			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
 				return err
 			}
-			return printList(a.printer(), t.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE"}, func(p client.Partition) []string {
-				return []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes)}
+			return printList(a.printer(), rec.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE", "STATE"}, func(p partitionRecord) []string {
+				state := p.State
+				if p.Fenced != nil {
+					state = "fenced: serves offsets below " + u64(p.Fenced.ServedBelow)
+				}
+				return []string{u32(p.ID), u64(p.CurrentOffset), u64(p.MessagesCount), u32(p.SegmentsCount), bytesText(p.SizeBytes), state}
 			})
 		},
 	}, &cobra.Command{
@@ -317,4 +322,30 @@ func mapText(m map[string]string) string {
 		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, " ")
+}
+
+// fencedOf returns the fenced partitions of topic topicID of stream.
+// GetTopic does not carry fences (Iggy's record has no room for them), so
+// they come from GetStats; without the permission to read stats the list
+// is empty.
+func fencedOf(cmd *cobra.Command, c *client.Client, stream client.Identifier, topicID uint32) []client.FencedPartition {
+	stats, err := c.GetStats(cmd.Context())
+	if err != nil || len(stats.FencedPartitions) == 0 {
+		return nil
+	}
+	streamID := stream.Numeric()
+	if !stream.IsNumeric() {
+		details, err := c.GetStream(cmd.Context(), stream)
+		if err != nil {
+			return nil
+		}
+		streamID = details.ID
+	}
+	var out []client.FencedPartition
+	for _, f := range stats.FencedPartitions {
+		if f.StreamID == streamID && f.TopicID == topicID {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -102,7 +102,17 @@ type partitionRecord struct {
 	CurrentOffset uint64 `json:"current_offset"`
 	MessagesCount uint64 `json:"messages_count"`
 	SizeBytes     uint64 `json:"size_bytes"`
+	// State is "ok" or "fenced".
+	State string `json:"state"`
+	// Fenced is the fence of a fenced partition, null otherwise.
+	Fenced *client.FencedPartition `json:"fenced"`
 }
+
+// Partition states of partitionRecord.State.
+const (
+	stateOK     = "ok"
+	stateFenced = "fenced"
+)
 
 func toTopicRecord(t *client.Topic) topicRecord {
 	return topicRecord{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, PartitionsCount: t.PartitionsCount,
@@ -112,11 +122,19 @@ func toTopicRecord(t *client.Topic) topicRecord {
 		Options:              optionsMap(t.Options), DerivedOptions: optionsMap(t.DerivedOptions)}
 }
 
-func toTopicDetails(t *client.TopicDetails) topicDetailsRecord {
+// toTopicDetails joins a topic's partitions with the fences of fenced
+// (the topic's fenced partitions).
+func toTopicDetails(t *client.TopicDetails, fenced []client.FencedPartition) topicDetailsRecord {
 	r := topicDetailsRecord{topicRecord: toTopicRecord(&t.Topic), Partitions: make([]partitionRecord, 0, len(t.Partitions))}
 	for _, p := range t.Partitions {
-		r.Partitions = append(r.Partitions, partitionRecord{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: p.SegmentsCount,
-			CurrentOffset: p.CurrentOffset, MessagesCount: p.MessagesCount, SizeBytes: p.SizeBytes})
+		rec := partitionRecord{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: p.SegmentsCount,
+			CurrentOffset: p.CurrentOffset, MessagesCount: p.MessagesCount, SizeBytes: p.SizeBytes, State: stateOK}
+		for i := range fenced {
+			if fenced[i].PartitionID == p.ID {
+				rec.State, rec.Fenced = stateFenced, &fenced[i]
+			}
+		}
+		r.Partitions = append(r.Partitions, rec)
 	}
 	return r
 }
@@ -273,16 +291,21 @@ func toGroupDetails(g *client.ConsumerGroupDetails) groupDetailsRecord {
 	return r
 }
 
-// statsRecord is client.Stats with cache_metrics always a list.
+// statsRecord is client.Stats with cache_metrics and fenced_partitions
+// always lists.
 type statsRecord struct {
 	client.Stats
-	CacheMetrics []client.CacheMetric `json:"cache_metrics"`
+	CacheMetrics     []client.CacheMetric     `json:"cache_metrics"`
+	FencedPartitions []client.FencedPartition `json:"fenced_partitions"`
 }
 
 func toStatsRecord(s *client.Stats) statsRecord {
-	r := statsRecord{Stats: *s, CacheMetrics: s.CacheMetrics}
+	r := statsRecord{Stats: *s, CacheMetrics: s.CacheMetrics, FencedPartitions: s.FencedPartitions}
 	if r.CacheMetrics == nil {
 		r.CacheMetrics = []client.CacheMetric{}
+	}
+	if r.FencedPartitions == nil {
+		r.FencedPartitions = []client.FencedPartition{}
 	}
 	return r
 }
