@@ -14,8 +14,14 @@ func (r *Replica) onRequest(m *Message) {
 	}
 	e := r.clients.get(m.Client)
 	if m.Operation == OperationRegister {
-		if e != nil && e.request == 0 && e.reply != nil {
-			r.resendReply(e)
+		// A client registers once per id. A register for a session that
+		// exists is a retry (answered from the cached reply while the
+		// session has no later request) or a late duplicate, which must
+		// never open a second session: the client already uses the first.
+		if e != nil {
+			if e.request == 0 && e.reply != nil {
+				r.resendReply(e)
+			}
 			return
 		}
 	} else {
@@ -370,6 +376,12 @@ func (r *Replica) applyCommitted() {
 func (r *Replica) apply(p *Message) *Message {
 	switch {
 	case p.Operation == OperationRegister:
+		if r.clients.get(p.Client) != nil {
+			// A duplicate register prepared by a primary that had not yet
+			// applied the first: the session stands, and the client got
+			// (or gets on retry) the first register's reply.
+			return nil
+		}
 		evicted, did := r.clients.register(p.Client, p.Op)
 		if did && r.Primary() {
 			r.sendEviction(evicted)
