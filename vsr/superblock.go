@@ -163,20 +163,24 @@ func (r *Replica) requestSuperblock() {
 	r.sb.writing = true
 	r.sb.dirty = false
 	// Sync first: journal changes of the log this superblock describes
-	// must be durable before it is.
+	// must be durable before it is. The state is taken now, while no
+	// journal header change is in flight, so that the sync covers every
+	// one the log it records depends on; what changes while the sync runs
+	// goes into the next superblock (dirty).
+	s := r.superblockSnapshot()
 	r.storage.Sync(func(err error) {
 		if err != nil {
 			r.sb.writing = false
 			r.fail(fmt.Errorf("superblock pre-sync: %w", err))
 			return
 		}
-		r.writeSuperblock()
+		r.writeSuperblock(s)
 	})
 }
 
-// writeSuperblock writes and syncs one superblock copy of the current state.
-func (r *Replica) writeSuperblock() {
-	s := r.superblockSnapshot()
+// writeSuperblock writes and syncs one superblock copy of s, a state taken
+// when every journal write it depends on had completed.
+func (r *Replica) writeSuperblock(s superblockState) {
 	buf := make([]byte, SectorSize)
 	encodeSuperblock(&s, buf)
 	offset := (s.Sequence % superblockCopies) * SectorSize
