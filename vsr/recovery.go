@@ -18,6 +18,9 @@ func (r *Replica) startRecovery() {
 }
 
 func (r *Replica) sendRecovery() {
+	if r.transfer.behind {
+		r.requestCheckpoint()
+	}
 	r.broadcast(&Message{Header: Header{Command: CommandRecovery, View: r.view, Context: Uint128{Lo: r.recovery.nonce}}})
 }
 
@@ -95,13 +98,24 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		return
 	}
 	headers, err := decodeChain(from.Body)
-	if err != nil {
+	if err != nil || headers[len(headers)-1].Op != from.Op {
 		r.recovery.responses[from.Replica] = nil
+		return
+	}
+	if !r.chainHoldable(headers, from.Op) {
+		// The cluster's log is beyond what this replica's checkpoint can
+		// reach: fetch a checkpoint first, then recover on a later round.
+		if r.sb.checkpoint == nil && !r.transfer.installing {
+			r.transfer.behind = true
+			r.requestCheckpoint()
+		}
+		r.recovery.responses = [ReplicaCountMax]*Message{}
 		return
 	}
 	r.view = latest
 	r.logView = from.LogView
 	r.installChain(headers, from.Op)
+	r.sb.logViewOp = r.op
 	// This replica may have acked these ops before it lost them: it must
 	// never nack them in a view change.
 	for op := r.commitMin + 1; op <= r.op; op++ {
