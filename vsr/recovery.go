@@ -112,7 +112,11 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		r.recovery.responses = [ReplicaCountMax]*Message{}
 		return
 	}
-	r.view = latest
+	// The view this replica last recorded durably may be one that never
+	// started (no quorum reached it): having promised it, the replica must
+	// not act in an older view, so it never goes back below it.
+	promised := r.view
+	r.view = max(latest, promised)
 	r.logView = from.LogView
 	r.installChain(headers, from.Op)
 	r.sb.logViewOp = r.op
@@ -123,12 +127,13 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			e.faulty = true
 		}
 	}
-	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange {
-		// Without the primary's word this replica cannot rejoin the view
-		// as it stands: it takes the log into a new view change.
+	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange || promised > latest {
+		// Without the primary's word (or when it promised a later view)
+		// this replica cannot rejoin the view as it stands: it takes the
+		// log into a new view change.
 		r.advanceCommitMax(min(from.Commit, r.op))
 		r.recovery.responses = [ReplicaCountMax]*Message{}
-		r.startViewChange(latest + 1)
+		r.startViewChange(max(latest+1, promised))
 		return
 	}
 	r.logView = from.View
