@@ -307,6 +307,9 @@ func (r *Replica) sendPrepareOks() {
 		if !r.prepareReady(op, recorded) {
 			break
 		}
+		if r.persisted() && op > recorded && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
+			panic(fmt.Sprintf("vsr: ack of op %d the journal does not record (recorded to %d)", op, recorded))
+		}
 		h, _ := r.header(op)
 		ok := &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: h.Checksum, Client: h.Client}}
 		r.send(primary, ok)
@@ -381,6 +384,9 @@ func (r *Replica) applyCommitted() {
 		p := r.log.prepare(r.commitMin + 1)
 		if p == nil {
 			return
+		}
+		if below, ok := r.header(r.commitMin); !ok || below.Checksum != p.Parent {
+			panic(fmt.Sprintf("vsr: op %d applied without chaining to applied op %d", p.Op, r.commitMin))
 		}
 		reply := r.apply(p)
 		r.commitMin = p.Op

@@ -21,6 +21,9 @@ func (r *Replica) persist(op uint64) {
 		return
 	}
 	r.assertInWindow(op)
+	if invariants && (!e.prepare.Valid() || e.prepare.Checksum != e.header.Checksum || e.prepare.Op != op) {
+		panic(fmt.Sprintf("vsr: journal write of an invalid prepare at op %d", op))
+	}
 	e.writing = true
 	gen := e.gen
 	r.journal.WritePrepare(op, r.nextJournalSeq(), e.prepare.Encode(nil), func(err error) {

@@ -415,8 +415,8 @@ func (r *Replica) assertState() {
 	if r.op > r.opPrepareMax() {
 		panic(fmt.Sprintf("vsr: op %d beyond the journal window of checkpoint %d", r.op, r.checkpointOp))
 	}
-	if r.status == StatusNormal && r.isPrimaryOf(r.view) && r.logView != r.view {
-		panic("vsr: normal primary with a stale log view")
+	if r.status == StatusNormal && r.isPrimaryOf(r.view) && (r.logView != r.view || r.commitMax > r.op) {
+		panic(fmt.Sprintf("vsr: normal primary with log view %d in view %d, commit %d past op %d", r.logView, r.view, r.commitMax, r.op))
 	}
 	if r.stateMissing && (r.commitMin != r.checkpointOp || !(r.transfer.behind || r.transfer.installing)) {
 		panic(fmt.Sprintf("vsr: missing state at checkpoint %d with commit %d, not fetching it", r.checkpointOp, r.commitMin))

@@ -302,6 +302,10 @@ func (r *Replica) finishTransfer(data []byte) {
 	}
 	r.truncate(head)
 	r.op = max(r.op, h.Op)
+	if r.commitMin != r.checkpointOp || r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: transferred checkpoint %d left commit %d, checkpoint %d, op %d", h.Op, r.commitMin, r.checkpointOp, r.op))
+	}
+	r.assertLogChain()
 	r.repair()
 	r.afterLogChange()
 }

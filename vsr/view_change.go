@@ -80,6 +80,9 @@ func (r *Replica) maybeSendDoViewChange() {
 		r.requestSuperblock()
 		return
 	}
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+		panic("vsr: DoViewChange before its view is durable")
+	}
 	r.viewChange.dvcSent = true
 	body, count := r.doViewChangeBody()
 	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
@@ -189,6 +192,9 @@ func (r *Replica) startView() {
 			e.oks = 0
 		}
 	}
+	if !r.Primary() || r.commitMax > r.op || r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: view %d started with commit %d, op %d, window to %d", r.view, r.commitMax, r.op, r.opPrepareMax()))
+	}
 	r.broadcast(&Message{Header: Header{Command: CommandStartView, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
 	r.repair()
 	r.tryCommit()
@@ -235,6 +241,9 @@ func (r *Replica) onStartView(m *Message) {
 	r.status = StatusNormal
 	r.installChain(headers, m.Op)
 	r.logView = m.View
+	if r.op != m.Op {
+		panic(fmt.Sprintf("vsr: joined view %d at op %d, its log ends at %d", m.View, r.op, m.Op))
+	}
 	r.enterNormal()
 	r.repair()
 	r.afterLogChange()
