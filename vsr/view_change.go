@@ -76,7 +76,7 @@ func (r *Replica) maybeSendDoViewChange() {
 	if bitCount(r.viewChange.svcFrom) < r.viewChangeQuorum {
 		return
 	}
-	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) && !r.cfg.Bugs.Has(BugVoteBeforeDurableView) {
 		r.requestSuperblock()
 		return
 	}
