@@ -280,10 +280,12 @@ func (r *Replica) doViewChangeBody() (body []byte, count int) {
 }
 
 // truncateNacked returns the op at which the new view's log ends: below
-// the lowest uncommitted op that every DoViewChange of the quorum nacked.
-// Such an op was held by fewer than a replication quorum, so it never
-// committed, and neither did any op after it; without this rule a header
-// whose prepare nobody holds would block the view forever.
+// the lowest uncommitted op that at least n - ReplicationQuorum(n) + 1
+// DoViewChanges nacked. Those replicas never acked it, so fewer than a
+// replication quorum held it: it never committed, and neither did any op
+// after it. Without this rule a header whose prepare nobody can supply
+// (held only by replicas whose copy is faulty, which never nack) would
+// block the view forever; demanding a nack from every vote did just that.
 func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
 	type dvcLog struct {
 		headers []Header
@@ -316,7 +318,7 @@ func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
 				nacks++
 			}
 		}
-		if nacks == len(logs) && nacks >= r.viewChangeQuorum {
+		if nacks >= int(r.cfg.ReplicaCount)-r.replicationQuorum+1 {
 			return h.Op - 1
 		}
 	}
