@@ -29,6 +29,12 @@ import (
 //     (StartView) or sends for repair (Headers) holds every op committed in
 //     an earlier view, with its committed checksum, and ends at or after
 //     the last of them; a reply names the client request its op committed.
+//   - The view change picks the right log. A new primary's log reaches no
+//     further than the longest vote of the highest log view it collected
+//     (its own included) and agrees with every such vote on the ops both
+//     hold.
+//   - Recovery ends only with the word of the primary of the latest view
+//     heard of (normal in that view), or of every other replica.
 //
 // "Durable" is what the disk holds after a sync, at the place each write
 // was meant to go: the simulator's shadow layer on a disk that misdirects
@@ -236,7 +242,13 @@ func (k *SendChecker) checkStartView(i int, m *vsr.Message) {
 		return
 	}
 	count := uint64(len(m.Body) / vsr.HeaderSize)
-	for sender, v := range votes {
+	senders := make([]int, 0, len(votes))
+	for sender := range votes {
+		senders = append(senders, sender)
+	}
+	sortInts(senders) // the first disagreement reported is the same every run
+	for _, sender := range senders {
+		v := votes[sender]
 		if v.logView != top {
 			continue
 		}

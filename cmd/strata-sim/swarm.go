@@ -24,7 +24,7 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	seeds := fs.Uint64("seeds", 100, "number of seeds")
 	from := fs.Uint64("from", 1, "first seed")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once")
-	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
+	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: drawn from the seed)")
 	var bugs bugFlag
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
 	if err := fs.Parse(args); err != nil {
