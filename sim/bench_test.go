@@ -1,13 +1,18 @@
 package sim
 
 import (
+	"runtime/debug"
 	"testing"
 	"time"
 )
 
 // BenchmarkRun measures whole swarm runs: simulated ticks per second and
-// seeds per minute (one goroutine, the way each seed runs).
+// seeds per minute (one goroutine, the way each seed runs; strata-sim
+// swarm runs one such goroutine per core), with the garbage collector set
+// as strata-sim swarm sets it (SwarmGCPercent). Build with -tags
+// invariants for the figure with the invariant checks on.
 func BenchmarkRun(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(SwarmGCPercent))
 	var ticks uint64
 	start := time.Now()
 	for i := 0; i < b.N; i++ {

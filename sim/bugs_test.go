@@ -6,87 +6,71 @@ import (
 	"github.com/stratabroker/strata/vsr"
 )
 
-// plantedBugSeedsMax is how many seeds each planted bug may take to be
-// found.
-const plantedBugSeedsMax = 600
+// Planted bugs must be found reliably by the default swarm, with no
+// narrowing of its parameters: each fails in at least plantedBugRateMin
+// of the seeds plantedBugFirst..plantedBugFirst+plantedBugSeeds-1 (a
+// failure counts only where the same seed passes without the bug), and
+// first within plantedBugFirstWithin seeds.
+const (
+	plantedBugFirst       = 1
+	plantedBugSeeds       = 150
+	plantedBugRateMin     = 0.05
+	plantedBugFirstWithin = 100
+)
 
-// plantedBugBatch is how many seeds run at once while hunting a bug.
-const plantedBugBatch = 16
-
-// findPlantedBug runs seeds from 1 with bug planted until one fails while
-// the same seed passes without the bug (so that the failure is the bug's,
-// not an unrelated one). It returns that result and the number of seeds
-// tried, or nil.
-func findPlantedBug(bug vsr.BugSet, seedsMax uint64, tune func(*Params)) (*Result, uint64) {
-	for first := uint64(1); first <= seedsMax; first += plantedBugBatch {
-		results := runSwarm(first, plantedBugBatch, bug, false, tune)
-		for _, res := range results {
-			if res.Outcome.Kind == OutcomeOK {
-				continue
-			}
-			clean := Run(Options{Params: res.Params})
-			if clean.Outcome.Kind == OutcomeOK {
-				return res, res.Params.Seed
-			}
+// plantedBugRate runs seeds first..first+count-1 with bug planted and
+// returns how many fail where the same seed without the bug (clean)
+// passes, and the first such seed (0 if none).
+func plantedBugRate(bug vsr.BugSet, first, count uint64, clean []*Result, short bool) (found int, firstSeed uint64) {
+	results := runSwarm(first, count, bug, false, shortRuns(short))
+	for i, res := range results {
+		if res.Outcome.Kind == OutcomeOK || clean[i].Outcome.Kind != OutcomeOK {
+			continue
+		}
+		found++
+		if firstSeed == 0 {
+			firstSeed = res.Params.Seed
 		}
 	}
-	return nil, seedsMax
+	return found, firstSeed
 }
 
-// plantedBugTunes narrows the swarm for bugs that live in one corner of
-// the parameter space: the hunt still draws every other parameter from
-// the seed, but only where the bug can show.
-var plantedBugTunes = map[string]func(*Params){
-	// The log choice matters only when replicas on different sides of a
-	// partition hold different suffixes: three or more replicas, and a
-	// network that partitions (and flaps) often.
-	"view-change-log-by-op-only": func(p *Params) {
-		if p.ReplicaCount < 3 {
-			p.ReplicaCount = 3 + int(p.Seed%4)
-		}
-		p.ClientCount = clientCountMax
-		p.PartitionMode = PartitionIsolateOne
-		p.PartitionPPM, p.UnpartitionPPM = 3_000, 6_000
-	},
-	// Recovery exists only under replicated durability with peers; the
-	// recovering replica must be able to miss the primary's response, so
-	// the primary must be partitioned away now and then.
-	"recover-without-primary": func(p *Params) {
-		p.Durability = DurabilityReplicated
-		p.PowerLossPPM, p.PowerLossAllPPM, p.UnsyncedKeepPPM = 0, 0, 0
-		if p.ReplicaCount < 3 {
-			p.ReplicaCount = 3 + int(p.Seed%4)
-		}
-		p.CrashPPM, p.RestartPPM = 2_000, 20_000
-		if p.PartitionMode == PartitionNone {
-			p.PartitionMode = PartitionIsolateOne
-			p.PartitionPPM, p.UnpartitionPPM = 2_000, 5_000
-		}
-	},
+// shortRuns caps the safety phase of drawn runs (for -short).
+func shortRuns(short bool) func(*Params) {
+	if !short {
+		return nil
+	}
+	return func(p *Params) { p.SafetyTicks = min(p.SafetyTicks, 3000) }
 }
 
 func TestPlantedBugsAreFound(t *testing.T) {
+	count := uint64(plantedBugSeeds)
 	if testing.Short() {
-		t.Skip("planted-bug hunts are long")
+		count = 40
 	}
-	for _, name := range []string{
-		"commit-without-quorum",
-		"ack-persisted-before-sync",
-		"view-change-log-by-op-only",
-		"forget-client-table-on-view-change",
-		"recover-without-primary",
-	} {
-		name := name
+	clean := runSwarm(plantedBugFirst, count, 0, false, shortRuns(testing.Short()))
+	for _, name := range vsr.BugNames() {
+		bug, err := vsr.ParseBug(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Run(name, func(t *testing.T) {
-			bug, err := vsr.ParseBug(name)
-			if err != nil {
-				t.Skipf("vsr does not expose planted bug %q yet: %v", name, err)
+			found, first := plantedBugRate(bug, plantedBugFirst, count, clean, testing.Short())
+			rate := float64(found) / float64(count)
+			t.Logf("planted bug %s: %d of seeds %d..%d fail (%.1f%%), first at seed %d",
+				name, found, plantedBugFirst, plantedBugFirst+count-1, 100*rate, first)
+			if testing.Short() {
+				if found == 0 {
+					t.Fatalf("planted bug %s not found in %d short seeds", name, count)
+				}
+				return
 			}
-			res, seeds := findPlantedBug(bug, plantedBugSeedsMax, plantedBugTunes[name])
-			if res == nil {
-				t.Fatalf("planted bug %s not found in %d seeds", name, seeds)
+			if rate < plantedBugRateMin {
+				t.Errorf("planted bug %s fails in %.1f%% of the seeds, want at least %.0f%%", name, 100*rate, 100*plantedBugRateMin)
 			}
-			t.Logf("planted bug %s found at seed %d (%d seeds): %s", name, res.Params.Seed, seeds, firstLineOf(res.Outcome.String()))
+			if first == 0 || first >= plantedBugFirst+plantedBugFirstWithin {
+				t.Errorf("planted bug %s first fails at seed %d, want within %d seeds", name, first, plantedBugFirstWithin)
+			}
 		})
 	}
 }

@@ -30,9 +30,14 @@ type commitDigest struct {
 // too. Besides the applied content it compares the prepare checksums that
 // replicas report through vsr.Replica.Committed, which covers every op.
 type CommitChecker struct {
-	committed   map[uint64]commitDigest
-	states      map[uint64]stateDigest // state machine state after each op
-	checksums   map[uint64]vsr.Uint128
+	committed map[uint64]commitDigest
+	states    map[uint64]stateDigest // state machine state after each op
+	checksums map[uint64]vsr.Uint128
+	// commitView is the view of the replica that first applied each op (at
+	// or after the view the op was committed in); opByView is the highest
+	// op first applied in each view.
+	commitView  map[uint64]uint64
+	opByView    map[uint64]uint64
 	lastApplied []uint64 // per replica; 0 when unknown (fresh or restored)
 	known       []bool
 	scanned     []uint64 // per replica: ops up to here were compared
@@ -49,6 +54,8 @@ func NewCommitChecker(replicaCount int) *CommitChecker {
 		known:       make([]bool, replicaCount),
 		checksums:   make(map[uint64]vsr.Uint128),
 		states:      make(map[uint64]stateDigest),
+		commitView:  make(map[uint64]uint64),
+		opByView:    make(map[uint64]uint64),
 		scanned:     make([]uint64, replicaCount),
 	}
 }
@@ -62,8 +69,8 @@ func digestOf(operation uint8, timestamp uint64, body []byte) commitDigest {
 	return d
 }
 
-// OnApply records that replica applied op.
-func (c *CommitChecker) OnApply(replica int, op uint64, d commitDigest) {
+// OnApply records that replica, in view, applied op.
+func (c *CommitChecker) OnApply(replica int, view, op uint64, d commitDigest) {
 	if c.violation != nil {
 		return
 	}
@@ -84,6 +91,22 @@ func (c *CommitChecker) OnApply(replica int, op uint64, d commitDigest) {
 		return
 	}
 	c.committed[op] = d
+	c.commitView[op] = view
+	if op > c.opByView[view] {
+		c.opByView[view] = op
+	}
+}
+
+// committedBefore returns the highest op first applied in a view before
+// view (so committed in a view before it), if any.
+func (c *CommitChecker) committedBefore(view uint64) (bool, uint64) {
+	found, op := false, uint64(0)
+	for v, o := range c.opByView {
+		if v < view && (!found || o > op) {
+			found, op = true, o
+		}
+	}
+	return found, op
 }
 
 // stateDigest summarizes a replicated log: its length and state hash.

@@ -57,26 +57,26 @@ func TestCommitCheckerCatchesDivergence(t *testing.T) {
 	c := NewCommitChecker(3)
 	a := digestOf(OperationAppend, 1, encodeRequestBody(nil, 1000, 1, 7))
 	b := digestOf(OperationAppend, 1, encodeRequestBody(nil, 1001, 1, 7))
-	c.OnApply(0, 1, a)
-	c.OnApply(1, 1, a)
+	c.OnApply(0, 0, 1, a)
+	c.OnApply(1, 0, 1, a)
 	if c.Check() != nil {
 		t.Fatal(c.Check())
 	}
-	c.OnApply(2, 1, b)
+	c.OnApply(2, 0, 1, b)
 	if err := c.Check(); err == nil || !strings.Contains(err.Error(), "op 1") {
 		t.Fatalf("divergence not caught: %v", err)
 	}
 
 	c = NewCommitChecker(1)
-	c.OnApply(0, 5, a)
-	c.OnApply(0, 5, a)
+	c.OnApply(0, 0, 5, a)
+	c.OnApply(0, 0, 5, a)
 	if c.Check() == nil {
 		t.Fatal("re-applying an op without a reset was not caught")
 	}
 	c = NewCommitChecker(1)
-	c.OnApply(0, 5, a)
+	c.OnApply(0, 0, 5, a)
 	c.OnReset(0)
-	c.OnApply(0, 5, a)
+	c.OnApply(0, 0, 5, a)
 	if c.Check() != nil {
 		t.Fatalf("re-applying after a restart: %v", c.Check())
 	}

@@ -10,9 +10,6 @@ import (
 // small numbers used elsewhere.
 const clientIDBase = 1_000
 
-// clientThinkTicksMax bounds the pause between a reply and the next request.
-const clientThinkTicksMax = 20
-
 // client is a simulated VSR client: it registers a session, then sends one
 // request at a time (append or read), retransmitting to every replica when
 // a request times out, and records each operation in the history. It
@@ -51,7 +48,7 @@ func newClient(index, node int, cluster uint64, params *Params, prng *PRNG) *cli
 		prng:            prng,
 		params:          params,
 		inflightHistory: -1,
-		nextRequestTick: uint64(prng.Range(1, clientThinkTicksMax)),
+		nextRequestTick: uint64(prng.Range(1, params.ThinkTicksMax)),
 	}
 }
 
@@ -153,7 +150,7 @@ func (c *client) receive(cl *Cluster, m *vsr.Message) {
 		c.view = m.View
 	}
 	c.inflight = nil
-	c.nextRequestTick = cl.now + uint64(c.prng.Range(1, clientThinkTicksMax))
+	c.nextRequestTick = cl.now + uint64(c.prng.Range(1, c.params.ThinkTicksMax))
 	if c.inflightHistory < 0 {
 		c.session = m.Session
 		if c.session == 0 {

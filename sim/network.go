@@ -1,6 +1,6 @@
 package sim
 
-import "sort"
+import "slices"
 
 // NetworkCounters counts what the simulated network did, for the run report.
 type NetworkCounters struct {
@@ -14,7 +14,11 @@ type NetworkCounters struct {
 	Reordered        uint64
 	Partitions       uint64
 	Clogs            uint64
+	Corrupted        uint64 // packets corrupted in flight
 }
+
+// pathCapacityLiveness is the least room a path has once faults stop.
+const pathCapacityLiveness = 256
 
 // packet is one message in flight on a path.
 type packet[P any] struct {
@@ -22,6 +26,7 @@ type packet[P any] struct {
 	sequence    uint64 // global send order, the tie-breaker of delivery
 	from, to    int
 	payload     P
+	corrupted   bool
 }
 
 // path is the queue of packets from one node to another.
@@ -35,14 +40,24 @@ type path[P any] struct {
 // duplication, reordering, partitions between replicas and clogged paths.
 // Delivery happens by tick in (delivery tick, send sequence) order, so a run
 // is deterministic. P is the message type; clone copies a payload for
-// duplication.
+// duplication; corrupt, if not nil, returns a corrupted copy of a payload
+// (CorruptPPM of the packets are delivered corrupted, flagged as such).
 type Network[P any] struct {
 	nodeCount    int
 	replicaCount int
 	params       *Params
 	prng         *PRNG
 	clone        func(P) P
-	paths        []path[P] // nodeCount*nodeCount, index from*nodeCount+to
+	corrupt      func(P, *PRNG) P
+	// primary, if set, names the replica that is primary now (for
+	// PartitionIsolatePrimary; -1 if none is).
+	primary func() int
+	// isolatedPrimary is the replica a PartitionIsolatePrimary partition
+	// cut off, or -1.
+	isolatedPrimary int
+	// hold, if set, keeps the current partition from healing this tick.
+	hold  func() bool
+	paths []path[P] // nodeCount*nodeCount, index from*nodeCount+to
 	// cut[from*nodeCount+to] is true while a partition blocks the path.
 	cut         []bool
 	partitioned bool
@@ -56,16 +71,18 @@ type Network[P any] struct {
 
 // NewNetwork returns a network between replicaCount replicas and
 // nodeCount-replicaCount clients.
-func NewNetwork[P any](nodeCount, replicaCount int, params *Params, prng *PRNG, clone func(P) P) *Network[P] {
+func NewNetwork[P any](nodeCount, replicaCount int, params *Params, prng *PRNG, clone func(P) P, corrupt func(P, *PRNG) P) *Network[P] {
 	return &Network[P]{
-		nodeCount:     nodeCount,
-		replicaCount:  replicaCount,
-		params:        params,
-		prng:          prng,
-		clone:         clone,
-		paths:         make([]path[P], nodeCount*nodeCount),
-		cut:           make([]bool, nodeCount*nodeCount),
-		faultsEnabled: true,
+		corrupt:         corrupt,
+		nodeCount:       nodeCount,
+		replicaCount:    replicaCount,
+		params:          params,
+		prng:            prng,
+		clone:           clone,
+		paths:           make([]path[P], nodeCount*nodeCount),
+		isolatedPrimary: -1,
+		cut:             make([]bool, nodeCount*nodeCount),
+		faultsEnabled:   true,
 	}
 }
 
@@ -88,9 +105,20 @@ func (n *Network[P]) Send(now uint64, from, to int, payload P) {
 
 func (n *Network[P]) enqueue(now uint64, from, to int, payload P) {
 	pa := &n.paths[from*n.nodeCount+to]
-	if len(pa.packets) >= n.params.PathCapacityMax {
+	capacity := n.params.PathCapacityMax
+	if !n.faultsEnabled {
+		// A path that drops every burst is a fault too: the liveness
+		// phase gives every path room.
+		capacity = max(capacity, pathCapacityLiveness)
+	}
+	if len(pa.packets) >= capacity {
 		n.Counters.DroppedCapacity++
 		return
+	}
+	corrupted := false
+	if n.corrupt != nil && n.faultsEnabled && n.prng.Chance(n.params.CorruptPPM) {
+		payload, corrupted = n.corrupt(payload, n.prng), true
+		n.Counters.Corrupted++
 	}
 	delay := uint64(n.prng.Range(n.params.DelayTicksMin, n.params.DelayTicksMax))
 	if n.faultsEnabled && n.prng.Chance(n.params.ReorderPPM) {
@@ -104,13 +132,15 @@ func (n *Network[P]) enqueue(now uint64, from, to int, payload P) {
 		from:        from,
 		to:          to,
 		payload:     payload,
+		corrupted:   corrupted,
 	})
 }
 
 // DeliverDue removes every packet due at or before now from unclogged paths
-// and hands it to deliver, in (delivery tick, send sequence) order. Packets
-// on a path that a partition cuts at delivery time are dropped.
-func (n *Network[P]) DeliverDue(now uint64, deliver func(from, to int, payload P)) {
+// and hands it to deliver, in (delivery tick, send sequence) order, saying
+// whether the network corrupted it. Packets on a path that a partition
+// cuts at delivery time are dropped.
+func (n *Network[P]) DeliverDue(now uint64, deliver func(from, to int, payload P, corrupted bool)) {
 	n.due = n.due[:0]
 	for i := range n.paths {
 		pa := &n.paths[i]
@@ -131,11 +161,11 @@ func (n *Network[P]) DeliverDue(now uint64, deliver func(from, to int, payload P
 		}
 		pa.packets = kept
 	}
-	sort.Slice(n.due, func(i, j int) bool {
-		if n.due[i].deliverTick != n.due[j].deliverTick {
-			return n.due[i].deliverTick < n.due[j].deliverTick
+	slices.SortFunc(n.due, func(a, b packet[P]) int {
+		if a.deliverTick != b.deliverTick {
+			return cmpUint64(a.deliverTick, b.deliverTick)
 		}
-		return n.due[i].sequence < n.due[j].sequence
+		return cmpUint64(a.sequence, b.sequence)
 	})
 	for i := range n.due {
 		pk := &n.due[i]
@@ -144,7 +174,7 @@ func (n *Network[P]) DeliverDue(now uint64, deliver func(from, to int, payload P
 			continue
 		}
 		n.Counters.Delivered++
-		deliver(pk.from, pk.to, pk.payload)
+		deliver(pk.from, pk.to, pk.payload, pk.corrupted)
 	}
 	var zero packet[P]
 	for i := range n.due {
@@ -158,7 +188,7 @@ func (n *Network[P]) Tick(now uint64) {
 		return
 	}
 	if n.partitioned {
-		if n.prng.Chance(n.params.UnpartitionPPM) {
+		if (n.hold == nil || !n.hold()) && n.prng.Chance(n.params.UnpartitionPPM) {
 			// Half the time the network flaps straight into another
 			// partition, so that replicas on different sides never hear
 			// each other's views in between.
@@ -186,6 +216,15 @@ func (n *Network[P]) partitionRandom() {
 	case PartitionIsolateOne:
 		side[n.prng.IntN(n.replicaCount)] = 1
 		n.Partition(side, false)
+	case PartitionIsolatePrimary:
+		target := -1
+		if n.primary != nil {
+			target = n.primary()
+		}
+		if target < 0 {
+			target = n.prng.IntN(n.replicaCount)
+		}
+		n.IsolatePrimary(target)
 	case PartitionUniform, PartitionAsymmetric:
 		for i := range side {
 			side[i] = n.prng.IntN(2)
@@ -215,6 +254,20 @@ func (n *Network[P]) Partition(side []int, oneWay bool) {
 	}
 }
 
+// IsolatePrimary cuts replica off from the other replicas (clients still
+// reach it), replacing any partition, and remembers it as the isolated
+// primary.
+func (n *Network[P]) IsolatePrimary(replica int) {
+	side := make([]int, n.replicaCount)
+	side[replica] = 1
+	n.Partition(side, false)
+	n.isolatedPrimary = replica
+}
+
+// IsolatedPrimary returns the replica an IsolatePrimary partition in
+// force cut off, or -1.
+func (n *Network[P]) IsolatedPrimary() int { return n.isolatedPrimary }
+
 // Isolate cuts every path to and from node, clients included.
 func (n *Network[P]) Isolate(node int) {
 	n.partitioned = true
@@ -232,6 +285,7 @@ func (n *Network[P]) Heal() {
 		n.cut[i] = false
 	}
 	n.partitioned = false
+	n.isolatedPrimary = -1
 }
 
 // Clog holds every packet on the path from one node to another until tick
@@ -266,4 +320,14 @@ func (n *Network[P]) InFlight() int {
 		total += len(n.paths[i].packets)
 	}
 	return total
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

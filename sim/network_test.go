@@ -9,12 +9,12 @@ func testNetwork(p *Params, nodes, replicas int) *Network[*testPacket] {
 	return NewNetwork[*testPacket](nodes, replicas, p, NewPRNG(p.Seed), func(x *testPacket) *testPacket {
 		c := *x
 		return &c
-	})
+	}, nil)
 }
 
 func drain(n *Network[*testPacket], from, to uint64) (got []int) {
 	for now := from; now <= to; now++ {
-		n.DeliverDue(now, func(_, _ int, p *testPacket) { got = append(got, p.id) })
+		n.DeliverDue(now, func(_, _ int, p *testPacket, _ bool) { got = append(got, p.id) })
 	}
 	return got
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/stratabroker/strata/vsr"
 )
@@ -43,9 +44,14 @@ const (
 	PartitionUniform
 	// PartitionAsymmetric is PartitionUniform with only one direction cut.
 	PartitionAsymmetric
+	// PartitionIsolatePrimary cuts off the replica that is primary now (a
+	// fault timed to the protocol): it keeps preparing requests it cannot
+	// commit while the others elect a new primary.
+	PartitionIsolatePrimary
+	partitionModeCount
 )
 
-var partitionModeNames = [...]string{"none", "isolate-one", "uniform", "asymmetric"}
+var partitionModeNames = [partitionModeCount]string{"none", "isolate-one", "uniform", "asymmetric", "isolate-primary"}
 
 // String names m.
 func (m PartitionMode) String() string {
@@ -62,22 +68,43 @@ const (
 	networkDelayTicksMax  = 40
 	clogTicksMax          = 400
 	ioLatencyTicksMax     = 20
+	slowDiskTicksMax      = 400
 	requestTimeoutTicksLo = 150
 	requestTimeoutTicksHi = 600
-	// safetyTicksDefault is the length of the faulty phase of a swarm run.
+	// thinkTicksMax bounds the pause of a client between a reply and its
+	// next request.
+	thinkTicksMax = 500
+	// safetyTicksMin and safetyTicksMax bound the faulty phase of a swarm
+	// run; most runs are short (safetyTicksShortMax), some long.
+	safetyTicksMin      = 2_000
+	safetyTicksShortMax = 5_000
+	safetyTicksMax      = 50_000
+	// safetyTicksDefault is the faulty phase of scripted scenarios.
 	safetyTicksDefault = 4000
 	// livenessTicksMax is how long the quorum core has, once faults stop,
-	// to complete every outstanding request.
+	// to complete every outstanding request (plus the time a restarted
+	// replica needs to read its journal back, see livenessTicksFor).
 	livenessTicksMax = 8000
 	// requestsPerClientMax bounds the workload of one client in a run.
 	requestsPerClientMax = 200
+	// Replica configuration bounds: the journal from the smallest vsr
+	// allows to vsr's default, messages from the smallest that holds a
+	// journal's headers (and a padded request) to vsr's default.
+	journalSlotsMax      = 1024
+	messageSizeMaxMax    = 1 << 20
+	pipelinePrepareMax   = 32
+	requestQueueMaxDrawn = 64
+	// journalBytesDrawnMax bounds JournalSlots*MessageSizeMax of a drawn
+	// run: a persisted replica reads every slot back at each restart.
+	journalBytesDrawnMax = 64 << 20
 )
 
 // Params are the knobs of one simulated run. Swarm testing draws them from
 // the seed (DrawParams) so that different seeds explore different mixes of
 // faults; scenarios set them explicitly. Rates are parts per million: per
 // packet for network faults, per tick for partition, clog and crash events,
-// per sector or per write for storage faults.
+// per sector or per write for storage faults, per event for the faults
+// timed to the protocol.
 type Params struct {
 	Seed         uint64
 	ReplicaCount int
@@ -90,6 +117,7 @@ type Params struct {
 	LossPPM         uint32
 	DuplicatePPM    uint32
 	ReorderPPM      uint32 // chance a packet is held back an extra delay
+	CorruptPPM      uint32 // chance a packet's header or body is corrupted
 	PartitionMode   PartitionMode
 	PartitionPPM    uint32 // per tick, chance a partition starts when none is on
 	UnpartitionPPM  uint32 // per tick, chance the current partition heals
@@ -101,25 +129,46 @@ type Params struct {
 	CrashPPM   uint32 // per tick, chance one replica crashes
 	RestartPPM uint32 // per tick, chance one crashed replica restarts
 
+	// Faults timed to the protocol (BUGGIFY): per event, the chance that
+	// the replica crashes (a power loss with PowerLossPPM) right there.
+	CrashAfterPrepareOkPPM    uint32 // after it sends a PrepareOk
+	CrashAfterDoViewChangePPM uint32 // after it sends a DoViewChange
+	CrashAfterStartViewPPM    uint32 // after it sends a StartView
+	CrashBeforeSuperblockPPM  uint32 // with a superblock write submitted, not landed
+	CrashAfterSuperblockPPM   uint32 // right after a superblock write is durable
+	CrashMidCheckpointPPM     uint32 // checkpoint data written, not yet in a superblock
+	CrashMidTransferPPM       uint32 // right after receiving a checkpoint chunk
+	PowerLossAllAfterViewPPM  uint32 // per StartView, every replica loses power soon after (persisted)
+
 	// Storage.
 	IOLatencyTicksMax    int
-	PowerLossPPM         uint32 // chance a crash is a power loss
+	SlowDiskReplica      []int  // replicas whose disks are slow in the safety phase
+	SlowDiskPPM          uint32 // chance an IO on a slow disk is slow
+	SlowDiskTicksMax     int    // a slow IO takes up to this many ticks
+	PowerLossPPM         uint32
 	PowerLossAllPPM      uint32 // per tick, chance every replica loses power (persisted only)
 	UnsyncedKeepPPM      uint32 // on power loss, chance an unsynced write survives anyway
 	TornWritePPM         uint32 // on crash, chance an in-flight write lands torn
 	LatentErrorPPM       uint32 // per written sector on a faulty replica
 	MisdirectPPM         uint32 // per write on a faulty replica
+	StaleReadPPM         uint32 // per read on a faulty replica: sectors read back as they were before their last write
 	StorageFaultyMax     int    // replicas whose durable data may rot (<= f)
 	StorageFaultyReplica []int  // which replicas those are (chosen from the seed)
 
-	// Replica configuration.
-	JournalSlots uint64
+	// Replica configuration (vsr.Config).
+	JournalSlots          uint64
+	MessageSizeMax        uint32
+	WALBytesMax           uint64
+	PipelinePrepareMax    uint32
+	RequestQueueMax       uint32
+	CheckpointIntervalOps uint64 // 0: vsr's default
 
 	// Workload and phases.
 	RequestTimeoutTicks int
 	RequestsPerClient   int
 	ReadPPM             uint32 // chance a request is a read rather than an append
 	PaddingBytesMax     int    // request bodies carry 0..this many padding bytes
+	ThinkTicksMax       int    // a client waits 1..this many ticks between requests
 	SafetyTicks         int
 	LivenessTicks       int
 }
@@ -147,75 +196,181 @@ func DownMax(n int, d Durability) int {
 	return a
 }
 
-// DrawParams draws a run's parameters from seed (swarm testing). The
-// parameter draws use their own sub-stream, so that changing the run's
-// later use of randomness never changes the parameters of a seed.
+// replicaCountWeights weights the cluster sizes the swarm draws: every
+// size is reached, but most runs have the three or more replicas that
+// view changes, recovery and repair need.
+var replicaCountWeights = [replicaCountMax + 1]int{0, 8, 10, 30, 17, 20, 15}
+
+// partitionModeWeights weights the partition modes: cutting off the
+// primary, the fault VSR's view change exists for, is the most common.
+var partitionModeWeights = [partitionModeCount]int{2, 2, 2, 1, 5}
+
+// DrawParams draws a run's parameters from seed (swarm testing): the
+// cluster, the replica configuration, the workload, the run's length and
+// every fault rate, each fault class switched off entirely in some seeds
+// and extreme in others, so that no corner the simulator supports needs a
+// flag to be reached. The parameter draws use their own sub-stream, so
+// that changing the run's later use of randomness never changes the
+// parameters of a seed.
 func DrawParams(seed uint64) Params {
 	r := NewPRNG(seed).Fork(1)
 	p := Params{Seed: seed}
-	p.ReplicaCount = r.Range(1, replicaCountMax)
+	p.ReplicaCount = weighted(r, replicaCountWeights[:])
 	p.ClientCount = r.Range(1, clientCountMax)
 	if r.Chance(PPM / 2) {
 		p.Durability = DurabilityPersisted
 	}
+	drawConfig(r, &p)
 
-	p.DelayTicksMin = r.Range(1, 3)
-	p.DelayTicksMax = p.DelayTicksMin + r.Range(0, networkDelayTicksMax-p.DelayTicksMin)
-	p.LossPPM = drawRate(r, 100_000)
-	p.DuplicatePPM = drawRate(r, 50_000)
-	p.ReorderPPM = drawRate(r, 100_000)
-	p.PartitionMode = PartitionMode(r.IntN(4))
-	if p.ReplicaCount == 1 {
-		p.PartitionMode = PartitionNone
-	}
-	if p.PartitionMode != PartitionNone {
-		p.PartitionPPM = uint32(r.Range(100, 3_000))
-		p.UnpartitionPPM = uint32(r.Range(1_000, 10_000))
-	}
-	if p.ReplicaCount > 1 && r.Chance(PPM/2) {
-		p.ClogPPM = uint32(r.Range(100, 3_000))
-		p.ClogTicksMax = r.Range(10, clogTicksMax)
-	}
-	p.PathCapacityMax = r.Range(16, 256)
-
-	crashable := DownMax(p.ReplicaCount, p.Durability) > 0
-	if crashable && r.Chance(PPM*2/3) {
-		p.CrashPPM = uint32(r.Range(50, 2_000))
-		p.RestartPPM = uint32(r.Range(1_000, 20_000))
-	}
-	p.IOLatencyTicksMax = r.Range(1, ioLatencyTicksMax)
-	if p.Durability == DurabilityPersisted {
-		p.PowerLossPPM = drawRate(r, PPM/2)
-		if r.Chance(PPM / 4) {
-			p.PowerLossAllPPM = uint32(r.Range(20, 300))
-		}
-		p.UnsyncedKeepPPM = drawRate(r, PPM/2)
-	}
-	p.TornWritePPM = drawRate(r, PPM/2)
-	p.StorageFaultyMax = ReplicationQuorum(p.ReplicaCount) - 1
-	if p.ReplicaCount > 1 && p.StorageFaultyMax > 0 && r.Chance(PPM/2) {
-		p.LatentErrorPPM = drawRate(r, 2_000)
-		p.MisdirectPPM = drawRate(r, 2_000)
-		count := r.Range(1, p.StorageFaultyMax)
-		order := make([]int, p.ReplicaCount)
-		for i := range order {
-			order[i] = i
-		}
-		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		p.StorageFaultyReplica = append([]int(nil), order[:count]...)
-		sortInts(p.StorageFaultyReplica)
-	}
-
-	p.JournalSlots = simJournalSlotChoices[r.IntN(len(simJournalSlotChoices))]
+	// Workload and run length.
 	p.RequestTimeoutTicks = r.Range(requestTimeoutTicksLo, requestTimeoutTicksHi)
 	p.RequestsPerClient = r.Range(10, requestsPerClientMax)
 	p.ReadPPM = drawRate(r, PPM/2)
 	if r.Chance(PPM / 2) {
-		p.PaddingBytesMax = r.Range(1, requestPaddingBytesMax)
+		p.PaddingBytesMax = r.Range(1, paddingBytesLimit(p.MessageSizeMax))
 	}
-	p.SafetyTicks = safetyTicksDefault
-	p.LivenessTicks = livenessTicksMax
+	p.ThinkTicksMax = logRange(r, 1, thinkTicksMax)
+	if r.Chance(PPM * 85 / 100) {
+		p.SafetyTicks = r.Range(safetyTicksMin, safetyTicksShortMax)
+	} else {
+		p.SafetyTicks = logRange(r, safetyTicksShortMax, safetyTicksMax)
+	}
+
+	// Network.
+	p.DelayTicksMin = r.Range(1, 3)
+	p.DelayTicksMax = p.DelayTicksMin + r.Range(0, networkDelayTicksMax-p.DelayTicksMin)
+	p.LossPPM = drawFault(r, PPM*3/10, 1, 400_000)
+	p.DuplicatePPM = drawFault(r, PPM*4/10, 1, 200_000)
+	p.ReorderPPM = drawFault(r, PPM*3/10, 1, 300_000)
+	p.CorruptPPM = drawFault(r, PPM*4/10, 1, 100_000)
+	p.PartitionMode = PartitionMode(weighted(r, partitionModeWeights[:]))
+	if p.ReplicaCount == 1 {
+		p.PartitionMode = PartitionNone
+	}
+	if p.PartitionMode != PartitionNone {
+		p.PartitionPPM = uint32(logRange(r, 100, 20_000))
+		p.UnpartitionPPM = uint32(logRange(r, 500, 20_000))
+	}
+	if p.ReplicaCount > 1 && r.Chance(PPM/2) {
+		p.ClogPPM = uint32(logRange(r, 100, 10_000))
+		p.ClogTicksMax = r.Range(10, clogTicksMax)
+	}
+	p.PathCapacityMax = r.Range(16, 256)
+	if r.Chance(PPM / 10) {
+		p.PathCapacityMax = r.Range(1, 8)
+	}
+
+	// Processes, and the faults timed to the protocol.
+	// A third of the runs have no process faults at all: long partitions
+	// against a primary that never loses its memory are their own corner.
+	crashable := DownMax(p.ReplicaCount, p.Durability) > 0 && !r.Chance(PPM/3)
+	if crashable {
+		p.CrashPPM = drawFault(r, PPM*3/10, 20, 10_000)
+		p.CrashAfterPrepareOkPPM = drawFault(r, PPM*4/10, 100, 20_000)
+		p.CrashAfterDoViewChangePPM = drawFault(r, PPM*4/10, 1_000, 300_000)
+		p.CrashAfterStartViewPPM = drawFault(r, PPM*4/10, 1_000, 300_000)
+		p.CrashBeforeSuperblockPPM = drawFault(r, PPM*4/10, 1_000, 100_000)
+		p.CrashAfterSuperblockPPM = drawFault(r, PPM*4/10, 1_000, 100_000)
+		p.CrashMidCheckpointPPM = drawFault(r, PPM*4/10, 10_000, 500_000)
+		p.CrashMidTransferPPM = drawFault(r, PPM/4, 50_000, PPM)
+		p.RestartPPM = uint32(logRange(r, 500, 50_000))
+	}
+
+	// Storage.
+	p.IOLatencyTicksMax = logRange(r, 1, ioLatencyTicksMax)
+	if r.Chance(PPM / 4) {
+		p.SlowDiskPPM = uint32(logRange(r, PPM/100, PPM))
+		p.SlowDiskTicksMax = logRange(r, 2*ioLatencyTicksMax, slowDiskTicksMax)
+		p.SlowDiskReplica = drawSubset(r, p.ReplicaCount, r.Range(1, p.ReplicaCount))
+	}
+	if p.Durability == DurabilityPersisted {
+		p.PowerLossPPM = drawRate(r, PPM)
+		p.PowerLossAllPPM = drawFault(r, PPM*6/10, 5, 500)
+		if crashable {
+			p.PowerLossAllAfterViewPPM = drawFault(r, PPM/2, 1_000, 300_000)
+		}
+		p.UnsyncedKeepPPM = drawRate(r, PPM/2)
+	}
+	p.TornWritePPM = drawFault(r, PPM/4, 50_000, PPM)
+	p.StorageFaultyMax = ReplicationQuorum(p.ReplicaCount) - 1
+	if p.ReplicaCount > 1 && p.StorageFaultyMax > 0 && r.Chance(PPM*6/10) {
+		p.LatentErrorPPM = drawFault(r, PPM/4, 100, 100_000)
+		p.MisdirectPPM = drawFault(r, PPM/4, 100, 100_000)
+		p.StaleReadPPM = drawFault(r, PPM/4, 1_000, 300_000)
+		p.StorageFaultyReplica = drawSubset(r, p.ReplicaCount, r.Range(1, p.StorageFaultyMax))
+	}
+	p.LivenessTicks = livenessTicksFor(&p)
 	return p
+}
+
+// drawConfig draws the replica configuration: pipeline, journal, message
+// and WAL sizes, request queue and checkpoint interval, each from the
+// smallest vsr accepts to its default (or beyond).
+func drawConfig(r *PRNG, p *Params) {
+	p.PipelinePrepareMax = uint32(logRange(r, 1, pipelinePrepareMax))
+	slotsMin := max(uint64(vsr.JournalSlotsMin), 4*uint64(p.PipelinePrepareMax))
+	switch x := r.IntN(100); {
+	case x < 45:
+		p.JournalSlots = uint64(r.Range(int(slotsMin), int(max(slotsMin, 64))))
+	case x < 85:
+		p.JournalSlots = uint64(r.Range(int(max(slotsMin, 64)), 256))
+	case x < 95:
+		p.JournalSlots = uint64(r.Range(256, 512))
+	default:
+		p.JournalSlots = uint64(r.Range(512, journalSlotsMax))
+	}
+	lo := messageSizeMin(p.JournalSlots)
+	hi := max(lo, min(messageSizeMaxMax, uint32(journalBytesDrawnMax/p.JournalSlots)/vsr.SectorSize*vsr.SectorSize))
+	switch x := r.IntN(100); {
+	case x < 40:
+		p.MessageSizeMax = lo
+	case x < 80:
+		p.MessageSizeMax = uint32(r.Range(int(lo/vsr.SectorSize), int(max(lo, min(hi, 64<<10))/vsr.SectorSize))) * vsr.SectorSize
+	default:
+		p.MessageSizeMax = uint32(logRange(r, int(lo/vsr.SectorSize), int(hi/vsr.SectorSize))) * vsr.SectorSize
+	}
+	walMin := 4 * uint64(p.PipelinePrepareMax) * uint64(p.MessageSizeMax)
+	if r.Chance(PPM * 4 / 10) {
+		p.WALBytesMax = walMin + r.Uint64N(walMin+1)
+	} else {
+		p.WALBytesMax = max(walMin, 4<<20)
+	}
+	switch x := r.IntN(10); {
+	case x < 2:
+		p.RequestQueueMax = 0
+	case x < 5:
+		p.RequestQueueMax = uint32(r.Range(1, 4))
+	default:
+		p.RequestQueueMax = uint32(r.Range(5, requestQueueMaxDrawn))
+	}
+	if r.Chance(PPM / 2) {
+		p.CheckpointIntervalOps = uint64(logRange(r, 1, int(p.JournalSlots-2*uint64(p.PipelinePrepareMax))))
+	}
+}
+
+// messageSizeMin is the smallest MessageSizeMax a replica with slots
+// journal slots accepts (a message carries a journal's worth of headers)
+// that also holds the largest request of the simulator's workload
+// without padding.
+func messageSizeMin(slots uint64) uint32 {
+	need := max(2*vsr.SectorSize, (slots+1)*vsr.HeaderSize, vsr.HeaderSize+requestBodySize+journalFrameBytes)
+	return uint32((need + vsr.SectorSize - 1) / vsr.SectorSize * vsr.SectorSize)
+}
+
+// journalFrameBytes is what the journal adds around a prepare in its slot.
+const journalFrameBytes = 48
+
+// paddingBytesLimit is the most padding a request may carry so that its
+// prepare still fits a message (and a journal slot) of messageSizeMax.
+func paddingBytesLimit(messageSizeMax uint32) int {
+	return max(0, min(requestPaddingBytesMax, int(messageSizeMax)-vsr.HeaderSize-requestBodySize-journalFrameBytes))
+}
+
+// livenessTicksFor gives the liveness phase room for a restarted replica
+// to read its whole journal back (persisted replicas read every slot, one
+// after the other) on top of livenessTicksMax.
+func livenessTicksFor(p *Params) int {
+	return livenessTicksMax + int(p.JournalSlots+4)*p.IOLatencyTicksMax
 }
 
 // QuietParams returns parameters with no random faults at all, the
@@ -232,16 +387,22 @@ func QuietParams(seed uint64, replicaCount, clientCount int, durability Durabili
 		ClogTicksMax:        100,
 		IOLatencyTicksMax:   5,
 		JournalSlots:        64,
+		MessageSizeMax:      64 << 10,
+		WALBytesMax:         4 << 20,
+		PipelinePrepareMax:  8,
+		RequestQueueMax:     64,
 		RequestTimeoutTicks: 300,
 		RequestsPerClient:   requestsPerClientMax,
 		ReadPPM:             PPM / 5,
+		ThinkTicksMax:       20,
 		SafetyTicks:         safetyTicksDefault,
 		LivenessTicks:       livenessTicksMax,
 	}
 }
 
-// normalize clamps parameters into the ranges the simulator supports (a
-// scenario may set them to anything).
+// normalize clamps parameters into the ranges the simulator supports and
+// makes the replica configuration one vsr accepts (a scenario may set them
+// to anything).
 func (p *Params) normalize() {
 	p.ReplicaCount = clampInt(int64(p.ReplicaCount), 1, replicaCountMax)
 	p.ClientCount = clampInt(int64(p.ClientCount), 1, clientCountMax)
@@ -250,14 +411,41 @@ func (p *Params) normalize() {
 	p.PathCapacityMax = clampInt(int64(p.PathCapacityMax), 1, 1<<20)
 	p.ClogTicksMax = clampInt(int64(p.ClogTicksMax), 1, clogTicksMax)
 	p.IOLatencyTicksMax = clampInt(int64(p.IOLatencyTicksMax), 1, ioLatencyTicksMax)
+	p.SlowDiskTicksMax = clampInt(int64(p.SlowDiskTicksMax), 0, slowDiskTicksMax)
 	p.RequestTimeoutTicks = clampInt(int64(p.RequestTimeoutTicks), 10, 100_000)
-	p.PaddingBytesMax = clampInt(int64(p.PaddingBytesMax), 0, requestPaddingBytesMax)
+	p.ThinkTicksMax = clampInt(int64(p.ThinkTicksMax), 1, thinkTicksMax)
 	if p.JournalSlots == 0 {
 		p.JournalSlots = 64
 	}
-	if p.PartitionMode > PartitionAsymmetric {
+	if p.MessageSizeMax == 0 {
+		p.MessageSizeMax = 64 << 10
+	}
+	if p.PipelinePrepareMax == 0 {
+		p.PipelinePrepareMax = 8
+	}
+	p.JournalSlots = uint64(clampInt(int64(p.JournalSlots), vsr.JournalSlotsMin, journalSlotsMax))
+	p.PipelinePrepareMax = uint32(clampInt(int64(p.PipelinePrepareMax), 1, int(min(vsr.PipelinePrepareMaxLimit, p.JournalSlots/4))))
+	p.MessageSizeMax = uint32(clampInt(int64(p.MessageSizeMax), int(messageSizeMin(p.JournalSlots)), messageSizeMaxMax)) / vsr.SectorSize * vsr.SectorSize
+	p.WALBytesMax = max(p.WALBytesMax, 4*uint64(p.PipelinePrepareMax)*uint64(p.MessageSizeMax))
+	p.RequestQueueMax = min(p.RequestQueueMax, vsr.RequestQueueMaxLimit)
+	p.CheckpointIntervalOps = min(p.CheckpointIntervalOps, p.JournalSlots-2*uint64(p.PipelinePrepareMax))
+	p.PaddingBytesMax = clampInt(int64(p.PaddingBytesMax), 0, paddingBytesLimit(p.MessageSizeMax))
+	if p.PartitionMode >= partitionModeCount {
 		p.PartitionMode = PartitionNone
 	}
+	p.SlowDiskReplica = keepReplicas(p.SlowDiskReplica, p.ReplicaCount)
+	p.StorageFaultyReplica = keepReplicas(p.StorageFaultyReplica, p.ReplicaCount)
+}
+
+// keepReplicas drops indexes of replicas that do not exist.
+func keepReplicas(list []int, n int) []int {
+	var out []int
+	for _, r := range list {
+		if r >= 0 && r < n {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // drawRate returns 0 a quarter of the time (so that each fault is often
@@ -269,6 +457,60 @@ func drawRate(r *PRNG, max uint32) uint32 {
 	return uint32(r.Uint64N(uint64(max))) + 1
 }
 
+// drawFault returns 0 with chance offPPM (the fault class is off for the
+// whole run), else a rate drawn log-uniformly from lo to hi parts per
+// million, so that rare and extreme rates are both reached.
+func drawFault(r *PRNG, offPPM uint32, lo, hi int) uint32 {
+	if r.Chance(offPPM) {
+		return 0
+	}
+	return uint32(min(logRange(r, lo, hi), PPM))
+}
+
+// logRange returns an integer in [lo, hi] (lo >= 1) drawn log-uniformly
+// with integer arithmetic only (so that it is the same on every machine):
+// a power-of-two octave of the range uniformly, then a value uniformly
+// within that octave.
+func logRange(r *PRNG, lo, hi int) int {
+	lo = max(lo, 1)
+	if hi <= lo {
+		return lo
+	}
+	octaves := bits.Len(uint(hi / lo)) // lo<<(octaves-1) <= hi
+	k := r.IntN(octaves)
+	a := lo << k
+	b := min(hi, a<<1-1)
+	return r.Range(a, b)
+}
+
+// weighted draws an index with the given weights.
+func weighted(r *PRNG, weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	x := r.IntN(total)
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	return len(weights) - 1
+}
+
+// drawSubset returns count distinct replicas of n, sorted.
+func drawSubset(r *PRNG, n, count int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	out := append([]int(nil), order[:min(count, n)]...)
+	sortInts(out)
+	return out
+}
+
 func sortInts(a []int) {
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {
@@ -277,31 +519,51 @@ func sortInts(a []int) {
 	}
 }
 
-// IsStorageFaulty reports whether replica may suffer latent errors and
-// misdirected writes in this run.
+// IsStorageFaulty reports whether replica may suffer latent errors,
+// misdirected writes and stale reads in this run.
 func (p *Params) IsStorageFaulty(replica int) bool {
-	for _, r := range p.StorageFaultyReplica {
-		if r == replica {
+	return containsInt(p.StorageFaultyReplica, replica)
+}
+
+// IsSlowDisk reports whether replica's disk is slow in the safety phase.
+func (p *Params) IsSlowDisk(replica int) bool { return containsInt(p.SlowDiskReplica, replica) }
+
+func containsInt(list []int, x int) bool {
+	for _, v := range list {
+		if v == x {
 			return true
 		}
 	}
 	return false
 }
 
-// Print writes the parameters, one per line, in a fixed order.
+// timedCrashes reports whether any fault timed to the protocol is on.
+func (p *Params) timedCrashes() bool {
+	return p.CrashAfterPrepareOkPPM|p.CrashAfterDoViewChangePPM|p.CrashAfterStartViewPPM|
+		p.CrashBeforeSuperblockPPM|p.CrashAfterSuperblockPPM|p.CrashMidCheckpointPPM|p.CrashMidTransferPPM|
+		p.PowerLossAllAfterViewPPM != 0
+}
+
+// Print writes the parameters, one group per line, in a fixed order.
 func (p *Params) Print(w io.Writer) {
 	fmt.Fprintf(w, "seed=%d\n", p.Seed)
 	fmt.Fprintf(w, "  replicas=%d clients=%d durability=%s quorum_replication=%d quorum_view_change=%d\n",
 		p.ReplicaCount, p.ClientCount, p.Durability, ReplicationQuorum(p.ReplicaCount), ViewChangeQuorum(p.ReplicaCount))
-	fmt.Fprintf(w, "  network: delay=%d..%d ticks loss=%dppm duplicate=%dppm reorder=%dppm path_capacity=%d\n",
-		p.DelayTicksMin, p.DelayTicksMax, p.LossPPM, p.DuplicatePPM, p.ReorderPPM, p.PathCapacityMax)
+	fmt.Fprintf(w, "  replica: journal_slots=%d message_size_max=%d wal_bytes_max=%d pipeline=%d request_queue=%d checkpoint_interval=%d\n",
+		p.JournalSlots, p.MessageSizeMax, p.WALBytesMax, p.PipelinePrepareMax, p.RequestQueueMax, p.CheckpointIntervalOps)
+	fmt.Fprintf(w, "  network: delay=%d..%d ticks loss=%dppm duplicate=%dppm reorder=%dppm corrupt=%dppm path_capacity=%d\n",
+		p.DelayTicksMin, p.DelayTicksMax, p.LossPPM, p.DuplicatePPM, p.ReorderPPM, p.CorruptPPM, p.PathCapacityMax)
 	fmt.Fprintf(w, "  partitions: mode=%s start=%dppm/tick heal=%dppm/tick clog=%dppm/tick clog_ticks_max=%d\n",
 		p.PartitionMode, p.PartitionPPM, p.UnpartitionPPM, p.ClogPPM, p.ClogTicksMax)
 	fmt.Fprintf(w, "  processes: crash=%dppm/tick restart=%dppm/tick down_max=%d\n",
 		p.CrashPPM, p.RestartPPM, DownMax(p.ReplicaCount, p.Durability))
-	fmt.Fprintf(w, "  storage: io_latency_max=%d power_loss=%dppm/crash power_loss_all=%dppm/tick unsynced_keep=%dppm torn=%dppm latent=%dppm/sector misdirect=%dppm/write faulty=%v\n",
-		p.IOLatencyTicksMax, p.PowerLossPPM, p.PowerLossAllPPM, p.UnsyncedKeepPPM, p.TornWritePPM, p.LatentErrorPPM, p.MisdirectPPM, p.StorageFaultyReplica)
-	fmt.Fprintf(w, "  replica: journal_slots=%d message_size_max=%d\n", p.JournalSlots, simMessageSizeMax)
-	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm padding_max=%d request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
-		p.RequestsPerClient, p.ReadPPM, p.PaddingBytesMax, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)
+	fmt.Fprintf(w, "  timed crashes (ppm/event): after_prepare_ok=%d after_do_view_change=%d after_start_view=%d before_superblock=%d after_superblock=%d mid_checkpoint=%d mid_transfer=%d power_loss_all_after_view=%d\n",
+		p.CrashAfterPrepareOkPPM, p.CrashAfterDoViewChangePPM, p.CrashAfterStartViewPPM, p.CrashBeforeSuperblockPPM,
+		p.CrashAfterSuperblockPPM, p.CrashMidCheckpointPPM, p.CrashMidTransferPPM, p.PowerLossAllAfterViewPPM)
+	fmt.Fprintf(w, "  storage: io_latency_max=%d slow_disks=%v slow_io=%dppm slow_disk_ticks_max=%d power_loss=%dppm/crash power_loss_all=%dppm/tick unsynced_keep=%dppm torn=%dppm\n",
+		p.IOLatencyTicksMax, p.SlowDiskReplica, p.SlowDiskPPM, p.SlowDiskTicksMax, p.PowerLossPPM, p.PowerLossAllPPM, p.UnsyncedKeepPPM, p.TornWritePPM)
+	fmt.Fprintf(w, "  storage faults: faulty=%v latent=%dppm/sector misdirect=%dppm/write stale_read=%dppm/read\n",
+		p.StorageFaultyReplica, p.LatentErrorPPM, p.MisdirectPPM, p.StaleReadPPM)
+	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm padding_max=%d think_ticks_max=%d request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
+		p.RequestsPerClient, p.ReadPPM, p.PaddingBytesMax, p.ThinkTicksMax, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)
 }

@@ -50,7 +50,7 @@ func (k OutcomeKind) ExitCode() int {
 // Outcome is how a run ended: its kind, the checker that failed and why.
 type Outcome struct {
 	Kind    OutcomeKind
-	Checker string // commits, exactly-once, linearizability, durability, liveness, client, panic
+	Checker string // commits, exactly-once, send, corruption, linearizability, durability, liveness, client, panic
 	Detail  string
 }
 
@@ -96,19 +96,33 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "outcome: %s\n", r.Outcome)
 	fmt.Fprintf(w, "ticks=%d committed=%d requests=%d completed=%d\n", r.Ticks, r.Committed, r.Requests, r.Completed)
 	n := &r.Network
-	fmt.Fprintf(w, "network: sent=%d delivered=%d dropped_loss=%d dropped_partition=%d dropped_capacity=%d dropped_down=%d duplicated=%d reordered=%d partitions=%d clogs=%d\n",
-		n.Sent, n.Delivered, n.DroppedLoss, n.DroppedPartition, n.DroppedCapacity, n.DroppedDown, n.Duplicated, n.Reordered, n.Partitions, n.Clogs)
+	fmt.Fprintf(w, "network: sent=%d delivered=%d dropped_loss=%d dropped_partition=%d dropped_capacity=%d dropped_down=%d duplicated=%d reordered=%d corrupted=%d partitions=%d clogs=%d\n",
+		n.Sent, n.Delivered, n.DroppedLoss, n.DroppedPartition, n.DroppedCapacity, n.DroppedDown, n.Duplicated, n.Reordered, n.Corrupted, n.Partitions, n.Clogs)
 	s := &r.Storage
-	fmt.Fprintf(w, "storage: reads=%d writes=%d syncs=%d torn_writes=%d latent_sectors=%d read_errors=%d misdirected=%d unsynced_lost=%d\n",
-		s.Reads, s.Writes, s.Syncs, s.TornWrites, s.LatentSectors, s.ReadErrors, s.MisdirectedWrite, s.UnsyncedLost)
+	fmt.Fprintf(w, "storage: reads=%d writes=%d syncs=%d torn_writes=%d latent_sectors=%d (superblock %d, checkpoint %d) read_errors=%d misdirected=%d (superblock %d, checkpoint %d) stale_reads=%d (checkpoint %d) unsynced_lost=%d\n",
+		s.Reads, s.Writes, s.Syncs, s.TornWrites, s.LatentSectors, s.LatentSuperblock, s.LatentCheckpoint, s.ReadErrors,
+		s.MisdirectedWrite, s.MisdirectedSuperblock, s.MisdirectedCheckpoint, s.StaleReads, s.StaleCheckpointReads, s.UnsyncedLost)
 	p := &r.Process
 	fmt.Fprintf(w, "processes: crashes=%d power_losses=%d power_losses_all=%d restarts=%d evictions=%d client_retries=%d\n",
 		p.Crashes, p.PowerLosses, p.PowerLossesAll, p.Restarts, p.Evictions, p.ClientRetries)
+	fmt.Fprintf(w, "timed crashes:")
+	for k := timedKind(0); k < timedKindCount; k++ {
+		fmt.Fprintf(w, " %s=%d", strings.ReplaceAll(timedKindNames[k], " ", "_"), p.Timed[k])
+	}
+	fmt.Fprintf(w, "\nprotocol: view_changes=%d recoveries=%d repair_requests=%d checkpoints=%d checkpoint_chunks=%d state_transfers=%d corrupted_rejected=%d checked_prepare_oks=%d checked_do_view_changes=%d checked_view_logs=%d\n",
+		p.ViewChanges, p.Recoveries, p.RepairRequests, s.CheckpointWrites, p.CheckpointChunks, p.StateTransfers, p.CorruptedRejected,
+		p.CheckedPrepareOks, p.CheckedDoViewChanges, p.CheckedViewLogs)
 	if r.DurabilityWaived != "" {
 		fmt.Fprintf(w, "durability check waived: %s\n", r.DurabilityWaived)
 	}
 	fmt.Fprintf(w, "trace_hash=%016x\n", r.TraceHash)
 }
+
+// SwarmGCPercent is the garbage collector setting (debug.SetGCPercent)
+// strata-sim swarm runs with: a run allocates a lot of short-lived memory
+// (messages, read buffers) but holds little, so collecting less often
+// saves CPU at a few megabytes of heap per worker.
+const SwarmGCPercent = 400
 
 // Options configure Run.
 type Options struct {
@@ -276,10 +290,14 @@ func (c *Cluster) finish(res *Result) {
 
 func (c *Cluster) violationChecker() string {
 	switch {
+	case c.violationKind != "":
+		return c.violationKind
 	case c.commits.Check() != nil:
 		return "commits"
 	case c.exactlyOnce.Check() != nil:
 		return "exactly-once"
+	case c.sends.Check() != nil:
+		return "send"
 	}
 	return "client"
 }
@@ -302,6 +320,9 @@ func (r *Result) fill(c *Cluster) {
 	r.Network = c.network.Counters
 	r.Storage = c.storageCounters()
 	r.Process = c.counters
+	r.Process.CheckedPrepareOks = c.sends.PrepareOks
+	r.Process.CheckedDoViewChanges = c.sends.DoViewChanges
+	r.Process.CheckedViewLogs = c.sends.StartViews
 	for _, cl := range c.clients {
 		r.Process.ClientRetries += cl.retries
 	}

@@ -31,6 +31,7 @@ const (
 //	bug NAME                plant a vsr bug (see vsr.BugNames)
 //	set NAME VALUE          set one parameter (see paramFields)
 //	faulty 1,2              replicas whose disks may rot
+//	slow-disks 0            replicas whose disks are slow in the safety phase
 //	open-bug TEXT           the scenario reproduces a known, unfixed bug
 //
 // then the script, run in order while the clients keep sending requests:
@@ -58,7 +59,8 @@ type Scenario struct {
 	Swarm        bool
 	Bugs         []string
 	Sets         []ScenarioSet
-	Faulty       []int // replicas whose disks may rot (latent errors, misdirected writes)
+	Faulty       []int // replicas whose disks may rot (latent errors, misdirected writes, stale reads)
+	SlowDisks    []int // replicas whose disks are slow (SlowDiskTicksMax)
 	OpenBug      string
 	Steps        []ScenarioStep
 }
@@ -142,7 +144,7 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return fmt.Errorf("%w: line %d: %s", ErrScenario, line, fmt.Sprintf(format, a...))
 	}
 	switch f[0] {
-	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug", "faulty":
+	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug", "faulty", "slow-disks":
 	default:
 		return false, nil
 	}
@@ -171,12 +173,16 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return false, bad("%s takes one argument", f[0])
 	}
 	switch f[0] {
-	case "faulty":
+	case "faulty", "slow-disks":
 		list, ok := parseReplicaList(f[1], replicaCountMax)
 		if !ok {
-			return false, bad("faulty takes a replica list like 0,2")
+			return false, bad("%s takes a replica list like 0,2", f[0])
 		}
-		sc.Faulty = list
+		if f[0] == "faulty" {
+			sc.Faulty = list
+		} else {
+			sc.SlowDisks = list
+		}
 	case "replicas", "clients":
 		n, err := strconv.Atoi(f[1])
 		limit := replicaCountMax
@@ -443,31 +449,54 @@ type paramField struct {
 var paramFields = []paramField{
 	{"delay_ticks_min", func(p *Params, v int64) { p.DelayTicksMin = clampInt(v, 1, networkDelayTicksMax) }, func(p *Params) int64 { return int64(p.DelayTicksMin) }},
 	{"delay_ticks_max", func(p *Params, v int64) { p.DelayTicksMax = clampInt(v, 1, networkDelayTicksMax) }, func(p *Params) int64 { return int64(p.DelayTicksMax) }},
-	{"loss_ppm", func(p *Params, v int64) { p.LossPPM = ppm(v) }, func(p *Params) int64 { return int64(p.LossPPM) }},
-	{"duplicate_ppm", func(p *Params, v int64) { p.DuplicatePPM = ppm(v) }, func(p *Params) int64 { return int64(p.DuplicatePPM) }},
-	{"reorder_ppm", func(p *Params, v int64) { p.ReorderPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ReorderPPM) }},
-	{"partition_mode", func(p *Params, v int64) { p.PartitionMode = PartitionMode(v % 4) }, func(p *Params) int64 { return int64(p.PartitionMode) }},
-	{"partition_ppm", func(p *Params, v int64) { p.PartitionPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PartitionPPM) }},
-	{"unpartition_ppm", func(p *Params, v int64) { p.UnpartitionPPM = ppm(v) }, func(p *Params) int64 { return int64(p.UnpartitionPPM) }},
-	{"clog_ppm", func(p *Params, v int64) { p.ClogPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ClogPPM) }},
+	ppmField("loss_ppm", func(p *Params) *uint32 { return &p.LossPPM }),
+	ppmField("duplicate_ppm", func(p *Params) *uint32 { return &p.DuplicatePPM }),
+	ppmField("reorder_ppm", func(p *Params) *uint32 { return &p.ReorderPPM }),
+	ppmField("corrupt_ppm", func(p *Params) *uint32 { return &p.CorruptPPM }),
+	{"partition_mode", func(p *Params, v int64) { p.PartitionMode = PartitionMode(v % int64(partitionModeCount)) }, func(p *Params) int64 { return int64(p.PartitionMode) }},
+	ppmField("partition_ppm", func(p *Params) *uint32 { return &p.PartitionPPM }),
+	ppmField("unpartition_ppm", func(p *Params) *uint32 { return &p.UnpartitionPPM }),
+	ppmField("clog_ppm", func(p *Params) *uint32 { return &p.ClogPPM }),
 	{"clog_ticks_max", func(p *Params, v int64) { p.ClogTicksMax = clampInt(v, 1, clogTicksMax) }, func(p *Params) int64 { return int64(p.ClogTicksMax) }},
 	{"path_capacity_max", func(p *Params, v int64) { p.PathCapacityMax = clampInt(v, 1, 1<<20) }, func(p *Params) int64 { return int64(p.PathCapacityMax) }},
-	{"crash_ppm", func(p *Params, v int64) { p.CrashPPM = ppm(v) }, func(p *Params) int64 { return int64(p.CrashPPM) }},
-	{"restart_ppm", func(p *Params, v int64) { p.RestartPPM = ppm(v) }, func(p *Params) int64 { return int64(p.RestartPPM) }},
+	ppmField("crash_ppm", func(p *Params) *uint32 { return &p.CrashPPM }),
+	ppmField("restart_ppm", func(p *Params) *uint32 { return &p.RestartPPM }),
+	ppmField("crash_after_prepare_ok_ppm", func(p *Params) *uint32 { return &p.CrashAfterPrepareOkPPM }),
+	ppmField("crash_after_do_view_change_ppm", func(p *Params) *uint32 { return &p.CrashAfterDoViewChangePPM }),
+	ppmField("crash_after_start_view_ppm", func(p *Params) *uint32 { return &p.CrashAfterStartViewPPM }),
+	ppmField("crash_before_superblock_ppm", func(p *Params) *uint32 { return &p.CrashBeforeSuperblockPPM }),
+	ppmField("crash_after_superblock_ppm", func(p *Params) *uint32 { return &p.CrashAfterSuperblockPPM }),
+	ppmField("crash_mid_checkpoint_ppm", func(p *Params) *uint32 { return &p.CrashMidCheckpointPPM }),
+	ppmField("crash_mid_transfer_ppm", func(p *Params) *uint32 { return &p.CrashMidTransferPPM }),
+	ppmField("power_loss_all_after_view_ppm", func(p *Params) *uint32 { return &p.PowerLossAllAfterViewPPM }),
 	{"io_latency_ticks_max", func(p *Params, v int64) { p.IOLatencyTicksMax = clampInt(v, 1, ioLatencyTicksMax) }, func(p *Params) int64 { return int64(p.IOLatencyTicksMax) }},
-	{"power_loss_ppm", func(p *Params, v int64) { p.PowerLossPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PowerLossPPM) }},
-	{"power_loss_all_ppm", func(p *Params, v int64) { p.PowerLossAllPPM = ppm(v) }, func(p *Params) int64 { return int64(p.PowerLossAllPPM) }},
-	{"unsynced_keep_ppm", func(p *Params, v int64) { p.UnsyncedKeepPPM = ppm(v) }, func(p *Params) int64 { return int64(p.UnsyncedKeepPPM) }},
-	{"torn_write_ppm", func(p *Params, v int64) { p.TornWritePPM = ppm(v) }, func(p *Params) int64 { return int64(p.TornWritePPM) }},
-	{"latent_error_ppm", func(p *Params, v int64) { p.LatentErrorPPM = ppm(v) }, func(p *Params) int64 { return int64(p.LatentErrorPPM) }},
-	{"misdirect_ppm", func(p *Params, v int64) { p.MisdirectPPM = ppm(v) }, func(p *Params) int64 { return int64(p.MisdirectPPM) }},
-	{"journal_slots", func(p *Params, v int64) { p.JournalSlots = uint64(clampInt(v, 32, 255)) }, func(p *Params) int64 { return int64(p.JournalSlots) }},
+	ppmField("slow_disk_ppm", func(p *Params) *uint32 { return &p.SlowDiskPPM }),
+	{"slow_disk_ticks_max", func(p *Params, v int64) { p.SlowDiskTicksMax = clampInt(v, 0, slowDiskTicksMax) }, func(p *Params) int64 { return int64(p.SlowDiskTicksMax) }},
+	ppmField("power_loss_ppm", func(p *Params) *uint32 { return &p.PowerLossPPM }),
+	ppmField("power_loss_all_ppm", func(p *Params) *uint32 { return &p.PowerLossAllPPM }),
+	ppmField("unsynced_keep_ppm", func(p *Params) *uint32 { return &p.UnsyncedKeepPPM }),
+	ppmField("torn_write_ppm", func(p *Params) *uint32 { return &p.TornWritePPM }),
+	ppmField("latent_error_ppm", func(p *Params) *uint32 { return &p.LatentErrorPPM }),
+	ppmField("misdirect_ppm", func(p *Params) *uint32 { return &p.MisdirectPPM }),
+	ppmField("stale_read_ppm", func(p *Params) *uint32 { return &p.StaleReadPPM }),
+	{"journal_slots", func(p *Params, v int64) { p.JournalSlots = uint64(clampInt(v, 16, journalSlotsMax)) }, func(p *Params) int64 { return int64(p.JournalSlots) }},
+	{"message_size_max", func(p *Params, v int64) { p.MessageSizeMax = uint32(clampInt(v, 0, messageSizeMaxMax)) }, func(p *Params) int64 { return int64(p.MessageSizeMax) }},
+	{"wal_bytes_max", func(p *Params, v int64) { p.WALBytesMax = uint64(v) }, func(p *Params) int64 { return int64(p.WALBytesMax) }},
+	{"pipeline_prepare_max", func(p *Params, v int64) { p.PipelinePrepareMax = uint32(clampInt(v, 0, 64)) }, func(p *Params) int64 { return int64(p.PipelinePrepareMax) }},
+	{"request_queue_max", func(p *Params, v int64) { p.RequestQueueMax = uint32(clampInt(v, 0, 1024)) }, func(p *Params) int64 { return int64(p.RequestQueueMax) }},
+	{"checkpoint_interval_ops", func(p *Params, v int64) { p.CheckpointIntervalOps = uint64(clampInt(v, 0, 1<<20)) }, func(p *Params) int64 { return int64(p.CheckpointIntervalOps) }},
 	{"request_timeout_ticks", func(p *Params, v int64) { p.RequestTimeoutTicks = clampInt(v, 10, 100_000) }, func(p *Params) int64 { return int64(p.RequestTimeoutTicks) }},
 	{"requests_per_client", func(p *Params, v int64) { p.RequestsPerClient = clampInt(v, 1, 100_000) }, func(p *Params) int64 { return int64(p.RequestsPerClient) }},
-	{"read_ppm", func(p *Params, v int64) { p.ReadPPM = ppm(v) }, func(p *Params) int64 { return int64(p.ReadPPM) }},
+	ppmField("read_ppm", func(p *Params) *uint32 { return &p.ReadPPM }),
 	{"padding_bytes_max", func(p *Params, v int64) { p.PaddingBytesMax = clampInt(v, 0, requestPaddingBytesMax) }, func(p *Params) int64 { return int64(p.PaddingBytesMax) }},
+	{"think_ticks_max", func(p *Params, v int64) { p.ThinkTicksMax = clampInt(v, 1, thinkTicksMax) }, func(p *Params) int64 { return int64(p.ThinkTicksMax) }},
 	{"safety_ticks", func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.SafetyTicks) }},
 	{"liveness_ticks", func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.LivenessTicks) }},
+}
+
+// ppmField is a paramField for a rate in parts per million.
+func ppmField(name string, field func(p *Params) *uint32) paramField {
+	return paramField{name, func(p *Params, v int64) { *field(p) = ppm(v) }, func(p *Params) int64 { return int64(*field(p)) }}
 }
 
 // paramSetters maps `set NAME VALUE` names to the parameter they set.

@@ -29,6 +29,10 @@ func (sc *Scenario) ScenarioParams() Params {
 		}
 		sortInts(p.StorageFaultyReplica)
 	}
+	if sc.SlowDisks != nil {
+		p.SlowDiskReplica = keepReplicas(sc.SlowDisks, p.ReplicaCount)
+		sortInts(p.SlowDiskReplica)
+	}
 	return p
 }
 
@@ -217,12 +221,17 @@ func FailureScenario(res *Result, bugNames []string) string {
 	}
 	fmt.Fprintf(&b, ")\n")
 	fmt.Fprintf(&b, "seed %d\nreplicas %d\nclients %d\ndurability %s\n", p.Seed, p.ReplicaCount, p.ClientCount, p.Durability)
-	if len(p.StorageFaultyReplica) > 0 {
-		parts := make([]string, len(p.StorageFaultyReplica))
-		for i, r := range p.StorageFaultyReplica {
-			parts[i] = fmt.Sprint(r)
+	for _, list := range []struct {
+		header   string
+		replicas []int
+	}{{"faulty", p.StorageFaultyReplica}, {"slow-disks", p.SlowDiskReplica}} {
+		if len(list.replicas) > 0 {
+			parts := make([]string, len(list.replicas))
+			for i, r := range list.replicas {
+				parts[i] = fmt.Sprint(r)
+			}
+			fmt.Fprintf(&b, "%s %s\n", list.header, strings.Join(parts, ","))
 		}
-		fmt.Fprintf(&b, "faulty %s\n", strings.Join(parts, ","))
 	}
 	for _, f := range paramFields {
 		fmt.Fprintf(&b, "set %s %d\n", f.name, f.get(&p))

@@ -37,9 +37,8 @@ const (
 	PipelinePrepareMaxLimit = 64
 	// ClientsMaxLimit bounds Config.ClientsMax.
 	ClientsMaxLimit = 4096
-	// requestQueueMax bounds the requests a primary queues behind a full
-	// pipeline; later ones are dropped and the clients retry.
-	requestQueueMax = 64
+	// RequestQueueMaxLimit bounds Config.RequestQueueMax.
+	RequestQueueMaxLimit = 1024
 	// headersPerMessageMax bounds the headers carried by one message.
 	headersPerMessageMax = 1024
 	// repairRequestsPerTickMax bounds the RequestPrepare messages a replica
@@ -70,6 +69,14 @@ type Config struct {
 	MessageSizeMax uint32
 	// PipelinePrepareMax bounds the uncommitted prepares of a primary.
 	PipelinePrepareMax uint32
+	// RequestQueueMax bounds the requests a primary queues behind a full
+	// pipeline; later ones are dropped and the clients retry. Zero queues
+	// nothing.
+	RequestQueueMax uint32
+	// CheckpointIntervalOps is how many applied ops beyond the last
+	// checkpoint trigger a new one; zero means the most the journal allows,
+	// JournalSlots - 2*PipelinePrepareMax.
+	CheckpointIntervalOps uint64
 	// ClientsMax bounds the client table; the least recently committed
 	// session is evicted beyond it.
 	ClientsMax uint32
@@ -106,6 +113,7 @@ func DefaultConfig(cluster uint64, replicaCount, replicaIndex uint8) Config {
 		WALBytesMax:                 256 << 20,
 		MessageSizeMax:              1 << 20,
 		PipelinePrepareMax:          8,
+		RequestQueueMax:             64,
 		ClientsMax:                  64,
 		CommitHeartbeatTicks:        10,
 		NormalHeartbeatTimeoutTicks: 100,
@@ -133,6 +141,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: message size max %d", ErrConfig, c.MessageSizeMax)
 	case c.WALBytesMax < 4*uint64(c.PipelinePrepareMax)*uint64(c.MessageSizeMax):
 		return fmt.Errorf("%w: wal bytes max %d below 4 pipelines of maximal messages", ErrConfig, c.WALBytesMax)
+	case c.RequestQueueMax > RequestQueueMaxLimit:
+		return fmt.Errorf("%w: request queue max %d", ErrConfig, c.RequestQueueMax)
+	case c.CheckpointIntervalOps > c.JournalSlots-2*uint64(c.PipelinePrepareMax):
+		return fmt.Errorf("%w: checkpoint interval %d beyond journal slots %d - 2 * pipeline %d", ErrConfig, c.CheckpointIntervalOps, c.JournalSlots, c.PipelinePrepareMax)
 	case c.ClientsMax == 0 || c.ClientsMax > ClientsMaxLimit:
 		return fmt.Errorf("%w: clients max %d", ErrConfig, c.ClientsMax)
 	case c.CommitHeartbeatTicks == 0 || c.NormalHeartbeatTimeoutTicks <= c.CommitHeartbeatTicks:
@@ -146,9 +158,13 @@ func (c *Config) Validate() error {
 }
 
 // checkpointIntervalOps is how many applied ops beyond the last checkpoint
-// trigger a new one; it leaves room for two pipelines of prepares in the
-// journal so that the primary can always keep committing.
+// trigger a new one: CheckpointIntervalOps, or at most what leaves room for
+// two pipelines of prepares in the journal, so that the primary can always
+// keep committing.
 func (c *Config) checkpointIntervalOps() uint64 {
+	if c.CheckpointIntervalOps > 0 {
+		return c.CheckpointIntervalOps
+	}
 	return c.JournalSlots - 2*uint64(c.PipelinePrepareMax)
 }
 
@@ -191,6 +207,12 @@ const (
 	// BugRecoverWithoutPrimary finishes recovery without waiting for the
 	// primary, adopting the shortest log among the responses.
 	BugRecoverWithoutPrimary
+	// BugAcceptCorruptMessage handles messages whose checksums do not
+	// match (a corrupted packet).
+	BugAcceptCorruptMessage
+	// BugVoteBeforeDurableView sends DoViewChange (persisted) before the
+	// superblock recording the new view is durable.
+	BugVoteBeforeDurableView
 )
 
 var bugNames = []struct {
@@ -202,6 +224,8 @@ var bugNames = []struct {
 	{BugViewChangeLogByOpOnly, "view-change-log-by-op-only"},
 	{BugForgetClientTableOnViewChange, "forget-client-table-on-view-change"},
 	{BugRecoverWithoutPrimary, "recover-without-primary"},
+	{BugAcceptCorruptMessage, "accept-corrupt-message"},
+	{BugVoteBeforeDurableView, "vote-before-durable-view"},
 }
 
 // BugNames lists the planted bug names accepted by ParseBug, in order.

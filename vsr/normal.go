@@ -52,7 +52,7 @@ func (r *Replica) onRequest(m *Message) {
 		return
 	}
 	if r.pipelineFull(uint64(m.EncodedSize())) {
-		if len(r.requestQueue) < requestQueueMax {
+		if len(r.requestQueue) < int(r.cfg.RequestQueueMax) {
 			r.requestQueue = append(r.requestQueue, m.Clone())
 		}
 		return

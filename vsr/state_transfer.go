@@ -174,16 +174,31 @@ func (r *Replica) onRequestCheckpoint(m *Message) {
 	r.sendCheckpointChunk(m.Replica, m.Op)
 }
 
-// sendCheckpointChunk sends the chunk of the latest checkpoint at offset.
+// sendCheckpointChunk sends the chunk at offset of the durable checkpoint
+// as this replica's disk holds it: the checkpoint is read back from its
+// area and verified against the checksum the superblock records, so that
+// a latent error, a misdirected write or a stale read on this replica's
+// disk is caught here (the chunk is not sent and the peer asks another
+// replica) instead of being served from a copy in memory that the disk no
+// longer matches.
 func (r *Replica) sendCheckpointChunk(to uint8, offset uint64) {
-	if len(r.checkpointData) == 0 || offset >= uint64(len(r.checkpointData)) {
+	size := uint64(len(r.checkpointData))
+	if size == 0 || offset >= size {
 		return
 	}
-	chunk := min(uint64(r.cfg.MessageSizeMax-HeaderSize), uint64(len(r.checkpointData))-offset)
-	r.send(to, &Message{Header: Header{
-		Command: CommandCheckpoint, View: r.view, CheckpointOp: r.checkpointOp,
-		Op: offset, Commit: uint64(len(r.checkpointData)), Parent: r.checkpointChecksum,
-	}, Body: r.checkpointData[offset : offset+chunk]})
+	op, sum := r.checkpointOp, r.checkpointChecksum
+	buf := make([]byte, (size+SectorSize-1)/SectorSize*SectorSize)
+	r.storage.Read(ZoneCheckpoint, uint64(r.checkpointArea)*r.cfg.checkpointAreaSize(), buf, func(err error) {
+		data := buf[:size]
+		if err != nil || checksum(data) != sum {
+			return
+		}
+		chunk := min(uint64(r.cfg.MessageSizeMax-HeaderSize), size-offset)
+		r.send(to, &Message{Header: Header{
+			Command: CommandCheckpoint, View: r.view, CheckpointOp: op,
+			Op: offset, Commit: size, Parent: sum,
+		}, Body: data[offset : offset+chunk]})
+	})
 }
 
 func (r *Replica) onCheckpoint(m *Message) {

@@ -76,11 +76,13 @@ func (r *Replica) maybeSendDoViewChange() {
 	if bitCount(r.viewChange.svcFrom) < r.viewChangeQuorum {
 		return
 	}
-	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) && !r.cfg.Bugs.Has(BugVoteBeforeDurableView) {
 		r.requestSuperblock()
 		return
 	}
-	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+	// The planted bug takes out the guard and this assertion both, so that
+	// the simulator's own check at the moment of sending must find it.
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) && !r.cfg.Bugs.Has(BugVoteBeforeDurableView) {
 		panic("vsr: DoViewChange before its view is durable")
 	}
 	r.viewChange.dvcSent = true
@@ -343,10 +345,12 @@ func (r *Replica) doViewChangeBody() (body []byte, count int) {
 }
 
 // truncateNacked returns the op at which the new view's log ends: below
-// the lowest uncommitted op that every DoViewChange of the quorum nacked.
-// Such an op was held by fewer than a replication quorum, so it never
-// committed, and neither did any op after it; without this rule a header
-// whose prepare nobody holds would block the view forever.
+// the lowest uncommitted op that at least n - ReplicationQuorum(n) + 1
+// DoViewChanges nacked. Those replicas never acked it, so fewer than a
+// replication quorum held it: it never committed, and neither did any op
+// after it. Without this rule a header whose prepare nobody can supply
+// (held only by replicas whose copy is faulty, which never nack) would
+// block the view forever; demanding a nack from every vote did just that.
 func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
 	type dvcLog struct {
 		headers []Header
@@ -379,7 +383,7 @@ func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
 				nacks++
 			}
 		}
-		if nacks == len(logs) && nacks >= r.viewChangeQuorum {
+		if nacks >= int(r.cfg.ReplicaCount)-r.replicationQuorum+1 {
 			return h.Op - 1
 		}
 	}

@@ -85,7 +85,7 @@ func (b bugFlag) set() vsr.BugSet {
 func cmdRun(args []string, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	seed := fs.Uint64("seed", 0, "the seed to run")
-	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
+	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: drawn from the seed)")
 	verbose := fs.Bool("verbose", false, "print every fault and phase change")
 	traceMessages := fs.Bool("trace", false, "with --verbose, print every delivered message")
 	var bugs bugFlag

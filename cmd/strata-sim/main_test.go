@@ -65,6 +65,11 @@ func TestSwarmSummaryLine(t *testing.T) {
 	if (m[2] == "0") != (code == 0) {
 		t.Fatalf("summary %q but exit %d", last, code)
 	}
+	for _, want := range []string{"coverage over 6 seeds:", "view changes (StartView sent)", "crash after PrepareOk", "corrupted packets (rejected)", "invariant checks "} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("swarm output lacks %q:\n%s", want, out.String())
+		}
+	}
 	if m[2] != "0" {
 		files, _ := filepath.Glob(filepath.Join("sim-failures", "*"))
 		if len(files) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,7 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	seeds := fs.Uint64("seeds", 100, "number of seeds")
 	from := fs.Uint64("from", 1, "first seed")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once")
-	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
+	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: drawn from the seed)")
 	var bugs bugFlag
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
 	var sets setFlag
@@ -40,6 +41,7 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	if *parallel < 1 {
 		*parallel = 1
 	}
+	debug.SetGCPercent(sim.SwarmGCPercent)
 	start := time.Now()
 	next := make(chan uint64)
 	done := make(chan *sim.Result)
@@ -72,13 +74,11 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	var passed, failed uint64
 	code := 0
 	firstFailedSeed := uint64(0)
-	var net sim.NetworkCounters
-	var disk sim.StorageCounters
-	var proc sim.RunCounters
+	var coverage sim.CoverageTable
 	var ticksTotal uint64
 	for res := range done {
 		ticksTotal += res.Ticks
-		addCounters(&net, &disk, &proc, res)
+		coverage.Add(res.Coverage())
 		if res.Outcome.Kind == sim.OutcomeOK {
 			passed++
 			continue
@@ -95,32 +95,15 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	}
 	elapsed := time.Since(start)
 	minutes := elapsed.Minutes()
-	fmt.Fprintf(stdout, "seeds %d..%d in %s (%.0f seeds/minute, %d simulated ticks)\n",
-		*from, *from+*seeds-1, elapsed.Round(time.Millisecond), float64(*seeds)/minutes, ticksTotal)
-	fmt.Fprintf(stdout, "faults: messages_dropped=%d duplicated=%d partitions=%d clogs=%d crashes=%d power_losses=%d power_losses_all=%d torn_writes=%d latent_sectors=%d read_errors=%d misdirected=%d\n",
-		net.DroppedLoss+net.DroppedPartition+net.DroppedCapacity, net.Duplicated, net.Partitions, net.Clogs,
-		proc.Crashes, proc.PowerLosses, proc.PowerLossesAll, disk.TornWrites, disk.LatentSectors, disk.ReadErrors, disk.MisdirectedWrite)
+	invariants := "off (build with -tags invariants, as make build does)"
+	if sim.InvariantsEnabled {
+		invariants = "on"
+	}
+	coverage.Print(stdout)
+	fmt.Fprintf(stdout, "seeds %d..%d in %s (%.0f seeds/minute on %d workers, %d simulated ticks, invariant checks %s)\n",
+		*from, *from+*seeds-1, elapsed.Round(time.Millisecond), float64(*seeds)/minutes, *parallel, ticksTotal, invariants)
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
 	return code, nil
-}
-
-func addCounters(net *sim.NetworkCounters, disk *sim.StorageCounters, proc *sim.RunCounters, res *sim.Result) {
-	n := &res.Network
-	net.DroppedLoss += n.DroppedLoss
-	net.DroppedPartition += n.DroppedPartition
-	net.DroppedCapacity += n.DroppedCapacity
-	net.Duplicated += n.Duplicated
-	net.Partitions += n.Partitions
-	net.Clogs += n.Clogs
-	d := &res.Storage
-	disk.TornWrites += d.TornWrites
-	disk.LatentSectors += d.LatentSectors
-	disk.ReadErrors += d.ReadErrors
-	disk.MisdirectedWrite += d.MisdirectedWrite
-	p := &res.Process
-	proc.Crashes += p.Crashes
-	proc.PowerLosses += p.PowerLosses
-	proc.PowerLossesAll += p.PowerLossesAll
 }
 
 // setFlag collects --set NAME=VALUE overrides of drawn parameters.

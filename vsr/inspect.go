@@ -1,0 +1,39 @@
+package vsr
+
+// SuperblockCopy is what one superblock copy records, as the simulator
+// reads it from a replica's durable storage to check that a message never
+// claims more than the replica's disk holds.
+type SuperblockCopy struct {
+	Sequence     uint64
+	View         uint64
+	LogView      uint64
+	Commit       uint64
+	CheckpointOp uint64
+}
+
+// DecodeSuperblockCopy decodes and verifies one superblock sector (the
+// zone holds superblockCopies of them, one per sector). It never panics.
+func DecodeSuperblockCopy(sector []byte) (SuperblockCopy, error) {
+	s, err := decodeSuperblock(sector)
+	if err != nil {
+		return SuperblockCopy{}, err
+	}
+	return SuperblockCopy{Sequence: s.Sequence, View: s.View, LogView: s.LogView, Commit: s.Commit, CheckpointOp: s.CheckpointOp}, nil
+}
+
+// SuperblockCopies is the number of superblock copies in ZoneSuperblock,
+// one per sector.
+const SuperblockCopies = superblockCopies
+
+// LogChain returns the chain of headers the replica's log holds, oldest
+// first, ending at its op: what a DoViewChange from it would carry. The
+// simulator reads it to judge the log a new primary starts a view with
+// against the primary's own vote, which never crosses the network.
+func (r *Replica) LogChain() []Header {
+	chain := r.chainHeaders()
+	out := make([]Header, len(chain))
+	for i, h := range chain {
+		out[len(chain)-1-i] = *h
+	}
+	return out
+}
