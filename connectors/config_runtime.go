@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/stratabroker/strata/net/units"
 )
 
 // envPrefix starts every runtime-config environment override:
@@ -74,21 +76,25 @@ type PluginsRunConfig struct {
 	CallTimeout Duration `toml:"call_timeout" json:"call_timeout"`
 }
 
-// Duration is a time.Duration read from TOML as "5s", "100ms".
+// Duration is a time.Duration read from TOML or the environment as "5s",
+// "100 ms", "1h 30m" by net/units, the parser of the server's config,
+// the CLI and the HTTP API.
 type Duration struct{ time.Duration }
 
-// UnmarshalText parses a Go duration string.
+// UnmarshalText parses a duration with units.ParseDuration.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := units.ParseDuration(string(b))
 	if err != nil {
 		return err
 	}
-	d.Duration = v
+	d.Duration = time.Duration(v)
 	return nil
 }
 
-// MarshalText formats the duration.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+// MarshalText formats the duration so that it reads back exactly.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(units.FormatDuration(units.Duration(d.Duration))), nil
+}
 
 // DefaultRuntimeConfig is the configuration with no file and no overrides.
 func DefaultRuntimeConfig() RuntimeConfig {

@@ -39,6 +39,28 @@ func TestRuntimeConfigEnvOverrides(t *testing.T) {
 	}
 }
 
+// TestRuntimeConfigUnits: durations are read by net/units, as in the
+// server's config ("10 s" was refused here while the server's default
+// config writes "30 s").
+func TestRuntimeConfigUnits(t *testing.T) {
+	for text, want := range map[string]time.Duration{"10 s": 10 * time.Second, "10s": 10 * time.Second, "1.5s": 1500 * time.Millisecond,
+		"2 min": 2 * time.Minute, "1m 30s": 90 * time.Second, "500 ms": 500 * time.Millisecond} {
+		cfg, err := LoadRuntimeConfig("", []string{"STRATA_CONNECTORS_SHUTDOWN_TIMEOUT=" + text, "STRATA_CONNECTORS_PLUGINS_CALL_TIMEOUT=" + text})
+		if err != nil || cfg.Shutdown.Timeout.Duration != want || cfg.Plugins.CallTimeout.Duration != want {
+			t.Errorf("%q: %+v %v; want %v", text, cfg.Shutdown, err, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "connect.toml")
+	write(t, filepath.Dir(path), "connect.toml", "[connectors]\npoll_interval = \"2 s\"\n[shutdown]\ntimeout = \"1 min\"\n")
+	cfg, err := LoadRuntimeConfig(path, nil)
+	if err != nil || cfg.Connectors.PollInterval.Duration != 2*time.Second || cfg.Shutdown.Timeout.Duration != time.Minute {
+		t.Fatalf("file: %+v %v", cfg, err)
+	}
+	if _, err := LoadRuntimeConfig("", []string{"STRATA_CONNECTORS_SHUTDOWN_TIMEOUT=10 S"}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "case-sensitive") {
+		t.Fatalf("10 S: %v", err)
+	}
+}
+
 func TestRuntimeConfigErrorsAreClear(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]struct {

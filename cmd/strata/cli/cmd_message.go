@@ -266,7 +266,8 @@ payload as a UTF-8 string when it is valid UTF-8; otherwise it is base64
 	fs.StringVar(&f.consumer, "consumer", "0", "consumer id or name (for --next and --auto-commit)")
 	fs.BoolVar(&f.autoCommit, "auto-commit", false, "store the last returned offset for the consumer")
 	fs.BoolVar(&f.follow, "follow", false, "keep polling for new messages until interrupted")
-	fs.DurationVar(&f.interval, "interval", 500*time.Millisecond, "pause between polls that return nothing (--follow)")
+	f.interval = 500 * time.Millisecond
+	fs.Var(durationFlag{&f.interval}, "interval", `pause between polls that return nothing (--follow), such as "500ms" or "2 s"`)
 	return cmd
 }
 
