@@ -30,7 +30,7 @@ func main() {
 }
 
 func run() error {
-	configPath := flag.String("config", os.Getenv("STRATA_CONNECTORS_CONFIG_PATH"), "runtime config file (TOML); empty for defaults")
+	configPath := flag.String("config", os.Getenv(connectors.EnvConfigPath), "runtime config file (TOML); empty for defaults")
 	listPlugins := flag.Bool("list-plugins", false, "print the built-in connectors and exit")
 	flag.Parse()
 	if *listPlugins {
