@@ -151,7 +151,7 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		header, body, err := wire.ReadFrameLimit(reader, c.frameFor(peeked), s.cfg.MessageBus.MaxMessageSize)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("closing connection", zap.Uint32("connection", c.id), zap.String("address", c.address), zap.Error(err))
+				s.log.Debug("closing connection", zap.Uint32("connection_id", c.id), zap.String("address", c.address), zap.Error(err))
 			}
 			return
 		}
@@ -169,7 +169,7 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		_, err = iov.WriteTo(nc)
 		c.keepScratch()
 		if err != nil {
-			s.log.Debug("write failed", zap.Uint32("connection", c.id), zap.Error(err))
+			s.log.Debug("write failed", zap.Uint32("connection_id", c.id), zap.Error(err))
 			return
 		}
 	}

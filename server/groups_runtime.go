@@ -134,7 +134,7 @@ func (s *Server) dropGroupOffsets(on *shard.Shard, streamID, topicID, groupID ui
 			}
 		})
 		if err != nil || status != wire.ErrorCodeOK {
-			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Uint32("status", uint32(status)), zap.Error(err))
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Uint32("status", uint32(status)), zap.Error(err))
 		}
 	}
 	s.groups().forgetGroup(streamID, topicID, groupID)

@@ -56,7 +56,7 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		return response{body: resultCode(wire.ErrTransientNotCommitted)}
 	}
 	s.meta.sessions.register(h.Client, userID, op, c)
-	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user", userID), zap.Uint64("session", op))
+	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user_id", userID), zap.Uint64("session_id", op))
 	return response{body: registerReply(userID, op), op: op, commit: op}
 }
 

@@ -347,7 +347,7 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 		var read uint32
 		dst, read, err = p.log.Read(dst, first, n, pollBytesMax)
 		if err != nil {
-			p.s.log.Error("poll read failed", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("poll read failed", zap.String("dir", p.dir), zap.Error(err))
 			if p.log.Fenced() != nil {
 				p.fence(err) // the read found damage: the log is fenced at it
 			}
@@ -412,7 +412,7 @@ func (p *partitionRuntime) applyOffsetLocked(body []byte, operation uint8, durab
 			err = storage.DeleteConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID)
 		}
 		if err != nil {
-			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("consumer offset write failed", zap.String("dir", p.dir), zap.Error(err))
 			return wire.ErrCannotWriteToFile
 		}
 	}

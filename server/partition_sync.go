@@ -89,7 +89,7 @@ func (p *partitionRuntime) endSync(err error) {
 func (p *partitionRuntime) drainSyncs() {
 	for p.async != nil && p.group.syncing {
 		if err := p.async.WaitAsync(); err != nil {
-			p.s.log.Error("waiting for a partition's syncs", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("waiting for a partition's syncs", zap.String("dir", p.dir), zap.Error(err))
 			return
 		}
 	}

@@ -194,7 +194,7 @@ func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []
 	ps.mu.Unlock()
 	for _, p := range closing {
 		if err := p.close(on, false); err != nil {
-			ps.s.log.Warn("closing a deleted partition", zap.String("partition", p.dir), zap.Error(err))
+			ps.s.log.Warn("closing a deleted partition", zap.String("dir", p.dir), zap.Error(err))
 		}
 	}
 }
@@ -282,7 +282,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 		return fmt.Errorf("partition %s superblock: %w", dir, err)
 	}
 	if report.Found && len(report.Invalid) > 0 {
-		ps.s.log.Warn("partition superblock copy invalid; the other copy is used", zap.String("partition", dir), zap.Any("invalid", report.Invalid))
+		ps.s.log.Warn("partition superblock copy invalid; the other copy is used", zap.String("dir", dir), zap.Any("invalid", report.Invalid))
 	}
 	if !report.Found || sb.Flags != part.CreatedAt {
 		if err := ps.clearForCreate(k, dir, report.Found, sb.Flags, part.CreatedAt); err != nil {
@@ -295,7 +295,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 		return err
 	}
 	if purgeOp, ok := ps.pendingPurge[k]; ok && purgeOp > sb.PurgeGeneration {
-		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("partition", dir), zap.Uint64("op", purgeOp))
+		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("dir", dir), zap.Uint64("op", purgeOp))
 		if err := p.purge(nil, purgeOp); err != nil {
 			return err
 		}
@@ -453,7 +453,7 @@ func (ps *partitionSet) closeAll() error {
 		if err != nil {
 			failed++
 			errs = append(errs, err)
-			ps.s.log.Error("partition close failed", zap.String("partition", p.dir), zap.Uint64("unsaved_messages", m), zap.Error(err))
+			ps.s.log.Error("partition close failed", zap.String("dir", p.dir), zap.Uint64("unsaved_messages", m), zap.Error(err))
 			continue
 		}
 		if m > 0 {
