@@ -13,7 +13,6 @@ import (
 // its event loop's poll) or, with the sync engine, one after the other in
 // place. finish runs when all are done.
 func (p *partitionRuntime) startSync(finish func(error)) {
-	p.s.metrics.partitionSyncs.Inc()
 	p.syncStarted = time.Now()
 	p.syncFinish = finish
 	files, err := p.log.SyncFiles(p.syncFiles[:0])

@@ -219,6 +219,7 @@ func New(opts Options) (srv *Server, err error) {
 		return nil, err
 	}
 	s.meta = meta
+	s.registerInfoMetrics()
 	if err := s.parts.openAll(); err != nil {
 		_ = s.meta.close()
 		s.stopShards()
