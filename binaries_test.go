@@ -8,8 +8,12 @@ package strata_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,33 +25,174 @@ import (
 	"time"
 )
 
-// binDir holds strata-server, strata and strata-connect, built once per
-// test binary run by TestMain.
-var binDir string
+// srcDir is a copy of the repository's sources (what a fresh clone
+// holds), and binDir its bin/ with every program built as `make build`
+// builds them; TestMain makes both. The README test runs its walkthroughs
+// in srcDir (a `make build` there finds everything up to date), after
+// removing whatever an earlier walkthrough left (cleanSrcDir).
+var srcDir, binDir string
 
-// programs are the commands TestMain builds into binDir.
-var programs = []string{"strata-server", "strata", "strata-connect"}
+// srcFiles are the files of srcDir after the build.
+var srcFiles map[string]bool
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "strata-bin")
+	os.Exit(runMain(m))
+}
+
+// runMain copies the sources to a directory named after the repository's
+// path (the same from one run to the next, so the build cache serves the
+// build: the compiler's cache keys hold the source directory) and builds
+// the programs there, under a lock against a concurrent run of the same
+// repository's tests.
+func runMain(m *testing.M) int {
+	repo, err := filepath.Abs(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
-	binDir = filepath.Join(dir, "bin")
-	args := []string{"build", "-o", binDir + string(filepath.Separator)}
-	for _, p := range programs {
-		args = append(args, "./cmd/"+p)
+	sum := sha256.Sum256([]byte(repo))
+	parent := filepath.Join(os.TempDir(), "strata-readme-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	build := exec.Command("go", args...)
+	lock, err := os.OpenFile(filepath.Join(parent, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		fmt.Fprintln(os.Stderr, "lock:", err)
+		return 1
+	}
+	srcDir = filepath.Join(parent, "strata")
+	if err := os.RemoveAll(srcDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(srcDir)
+	if err := copySources(".", srcDir); err != nil {
+		fmt.Fprintln(os.Stderr, "copy the sources:", err)
+		return 1
+	}
+	binDir = filepath.Join(srcDir, "bin")
+	build := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...")
+	build.Dir = srcDir
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	if srcFiles, err = listFiles(srcDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// copySources copies the repository at from to dir: the files git
+// tracks or would track (untracked files that are not ignored), so no
+// data directory, build output or tool of the developer's comes along;
+// without git, every file outside .git, bin, local_data, local_state,
+// .tools, certs and sim-failures.
+func copySources(from, dir string) error {
+	var paths []string
+	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	ls.Dir = from
+	if out, err := ls.Output(); err == nil {
+		for _, p := range strings.Split(string(out), "\x00") {
+			if p != "" {
+				paths = append(paths, p)
+			}
+		}
+	} else {
+		err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case ".git", "bin", "local_data", "local_state", ".tools", "certs", "sim-failures":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				paths = append(paths, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		src := filepath.Join(from, p)
+		info, err := os.Lstat(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, data, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listFiles lists the files and directories under dir.
+func listFiles(dir string) (map[string]bool, error) {
+	files := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		files[path] = true
+		return nil
+	})
+	return files, err
+}
+
+// cleanSrcDir removes from srcDir everything that was not there after
+// TestMain's build (./local_data, ./local_state, snapshot.zip...), so a
+// walkthrough starts on a fresh clone.
+func cleanSrcDir(t *testing.T) {
+	t.Helper()
+	var extra []string
+	err := filepath.WalkDir(srcDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !srcFiles[path] {
+			extra = append(extra, path)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range extra {
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // cleanEnviron is the test process's environment without STRATA_
