@@ -22,7 +22,7 @@ func TestSourceWithoutItsTopicFails(t *testing.T) {
 	env := startRuntime(t, addr, configDir, stateDir)
 	var info connectors.ConnectorInfo
 	env.getJSON(t, "/sources/gen", &info)
-	if info.Status != connectors.StatusError || !strings.Contains(info.LastError, "producer for events/clicks") || info.Counters.Produced != 0 {
+	if info.Status != connectors.StatusError || !strings.Contains(info.LastError, "producer for events/clicks: stream events does not exist") || info.Counters.Produced != 0 {
 		t.Fatalf("source without its stream: %+v", info)
 	}
 	started := time.Now()
@@ -32,18 +32,30 @@ func TestSourceWithoutItsTopicFails(t *testing.T) {
 		t.Fatalf("the shutdown waited for the source:\n%s", env.logs)
 	}
 
-	createTopic(t, addr, "events", "clicks", 1)
-	env = startRuntime(t, addr, configDir, stateDir)
-	waitFor(t, "messages sent", func() bool {
-		env.getJSON(t, "/sources/gen", &info)
-		return info.Counters.Sent > 0
-	})
 	ctx := context.Background()
 	cl, err := client.Dial(ctx, addr, client.WithCredentials("iggy", "iggy"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	if _, err := cl.CreateStream(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	env = startRuntime(t, addr, configDir, stateDir)
+	env.getJSON(t, "/sources/gen", &info)
+	if info.Status != connectors.StatusError || !strings.Contains(info.LastError, "producer for events/clicks: topic clicks does not exist in stream events") {
+		t.Fatalf("source without its topic: %+v", info)
+	}
+	env.shutdown(t)
+
+	if _, err := cl.CreateTopic(ctx, client.Named("events"), "clicks", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	env = startRuntime(t, addr, configDir, stateDir)
+	waitFor(t, "messages sent", func() bool {
+		env.getJSON(t, "/sources/gen", &info)
+		return info.Counters.Sent > 0
+	})
 	if err := cl.DeleteTopic(ctx, client.Named("events"), client.Named("clicks")); err != nil {
 		t.Fatal(err)
 	}

@@ -76,10 +76,15 @@ func (c *connector) startSource(ctx context.Context, cfg *ConnectorConfig, src p
 	sc := cfg.Streams[0]
 	if _, err := cl.GetTopic(ctx, client.ParseIdentifier(sc.Stream), client.ParseIdentifier(sc.Topic)); err != nil {
 		_ = src.Close(ctx)
-		_ = cl.Close()
 		if errors.Is(err, client.ErrNotFound) {
-			err = fmt.Errorf("topic %s does not exist in stream %s: %w", sc.Topic, sc.Stream, err)
+			switch _, serr := cl.GetStream(ctx, client.ParseIdentifier(sc.Stream)); {
+			case errors.Is(serr, client.ErrNotFound):
+				err = fmt.Errorf("stream %s does not exist: %w", sc.Stream, err)
+			case serr == nil:
+				err = fmt.Errorf("topic %s does not exist in stream %s: %w", sc.Topic, sc.Stream, err)
+			}
 		}
+		_ = cl.Close()
 		return nil, fmt.Errorf("producer for %s/%s: %w", sc.Stream, sc.Topic, err)
 	}
 	if err := src.Open(ctx, req); err != nil {
