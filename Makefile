@@ -8,10 +8,19 @@ PARALLEL ?= 2
 
 .PHONY: all build run test test-short fuzz swarm soak lint clean certs
 
+# What `strata --version` (and every binary's) reports: the commit and the
+# build date, stamped with -X (VCS stamping may be off, e.g. GOFLAGS=
+# -buildvcs=false, and records no build date).
+BUILDINFO := github.com/stratabroker/strata/cmd/internal/buildinfo
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+MODIFIED ?= $(shell git diff --quiet HEAD -- 2>/dev/null || echo true)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE) -X $(BUILDINFO).modified=$(MODIFIED)
+
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # Starts the server on the embedded default config (data under ./local_data,
 # TCP on 127.0.0.1:8090) with the development root credentials iggy/iggy,
@@ -64,14 +73,14 @@ BENCH_FLAGS ?=
 .PHONY: bench bench-compare bench-limits
 
 bench:
-	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/strata-bench ./cmd/strata-bench
 	./$(BIN)/strata-bench suite $(BENCH_FLAGS)
 
 # Installs nats-server into .tools/ through the Go module proxy when missing.
 bench-compare:
-	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/strata-bench ./cmd/strata-bench
 	./$(BIN)/strata-bench compare nats $(BENCH_FLAGS)
 
 bench-limits:
-	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/strata-bench ./cmd/strata-bench
 	./$(BIN)/strata-bench limits

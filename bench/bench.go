@@ -1,7 +1,8 @@
-// Package bench holds the benchmark's fixed inputs: the suite definition
-// that `make bench` runs (suite.json) and the HTML report template
-// (report.html.tmpl). cmd/strata-bench embeds both through this package so
-// the binary is self-contained. Results are written to bench/results/.
+// Package bench holds the benchmark's fixed input: the suite definition
+// that `make bench` runs (suite.json), which cmd/strata-bench embeds
+// through this package so the binary is self-contained (the HTML report's
+// template and charting library live in cmd/strata-bench/assets/).
+// Results are written to bench/results/.
 package bench
 
 import _ "embed"
@@ -10,9 +11,3 @@ import _ "embed"
 //
 //go:embed suite.json
 var SuiteJSON []byte
-
-// ReportTemplate is the html/template source of the self-contained HTML
-// report (inline SVG, no external assets).
-//
-//go:embed report.html.tmpl
-var ReportTemplate string

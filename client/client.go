@@ -208,7 +208,7 @@ func (c *Client) connectLocked(ctx context.Context) error {
 	}
 	conn, err := dialTransport(dialCtx, transport, hostPort, &c.opts)
 	if err != nil {
-		return fmt.Errorf("%w: cannot connect to %s over %s: %w", ErrConnectionLost, hostPort, transport, err)
+		return &DialError{Address: hostPort, Transport: transport, Err: err}
 	}
 	c.connMu.Lock()
 	defer c.connMu.Unlock()

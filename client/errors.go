@@ -1,7 +1,10 @@
 package client
 
 import (
+	"context"
 	"errors"
+	"net"
+	"os"
 	"strconv"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -15,7 +18,13 @@ var (
 	// ErrConnectionLost: the connection could not be established, broke,
 	// or was abandoned because a request was cancelled mid-flight; the
 	// outcome of a request in flight is unknown. The next call dials again.
+	// A connection that was never made is also ErrCannotConnect (a
+	// *DialError).
 	ErrConnectionLost = errors.New("client: connection lost")
+	// ErrCannotConnect: no connection could be made (nothing listens, the
+	// handshake failed, the dial timed out); nothing was sent. Always a
+	// *DialError, which also matches ErrConnectionLost.
+	ErrCannotConnect = errors.New("client: cannot connect")
 	// ErrProtocol: the server sent a frame that breaks PROTOCOL.md (wrong
 	// command, request echo mismatch, undecodable body). The connection is
 	// dropped.
@@ -31,6 +40,48 @@ var (
 	// "not found" with an empty body, PROTOCOL.md §13 item 10).
 	ErrNotFound = errors.New("client: not found")
 )
+
+// DialError is a connection that could not be made. errors.Is matches
+// ErrCannotConnect and ErrConnectionLost; Unwrap gives the dial's cause.
+type DialError struct {
+	// Address is the host:port dialled.
+	Address string
+	// Transport is the transport it was dialled over.
+	Transport Transport
+	// Err is the cause (a *net.OpError, a TLS or QUIC handshake error,
+	// context.DeadlineExceeded...).
+	Err error
+}
+
+// Error returns e.g. "cannot connect to 127.0.0.1:1 over tcp: connection
+// refused".
+func (e *DialError) Error() string {
+	return "cannot connect to " + e.Address + " over " + string(e.Transport) + ": " + dialCause(e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// Is matches ErrCannotConnect and ErrConnectionLost.
+func (e *DialError) Is(target error) bool {
+	return target == ErrCannotConnect || target == ErrConnectionLost
+}
+
+// dialCause words a dial failure without the address the DialError
+// already names: "connection refused", "timed out".
+func dialCause(err error) string {
+	var op *net.OpError
+	var sys *os.SyscallError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.As(err, &sys):
+		return sys.Err.Error()
+	case errors.As(err, &op) && op.Err != nil:
+		return op.Err.Error()
+	}
+	return err.Error()
+}
 
 // Error is a failure the server reported: a Reply status, a committed
 // result code, or an error implied by an eviction (PROTOCOL.md §1.5).

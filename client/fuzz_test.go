@@ -93,6 +93,18 @@ func FuzzDecodePolled(f *testing.F) {
 	binary.LittleEndian.PutUint32(head[12:], 3)
 	f.Add(append(head, batch...), uint64(40))
 	f.Add(head, uint64(0))
+	// A message whose user headers are not TLV: the batch is still valid
+	// and must decode, the message carrying HeadersErr.
+	var poisoned wire.BatchBuilder
+	if err := poisoned.Add(wire.MessageID{Low: 1}, []byte("p"), []byte{0, 1, 0, 0, 0, 'k'}, 1); err != nil {
+		f.Fatal(err)
+	}
+	if batch, err = poisoned.Finish(); err != nil {
+		f.Fatal(err)
+	}
+	one := make([]byte, pollHeaderSize)
+	binary.LittleEndian.PutUint32(one[12:], 1)
+	f.Add(append(one, batch...), uint64(3))
 	f.Fuzz(func(t *testing.T, reply []byte, base uint64) {
 		dst := &PolledMessages{buf: append([]byte(nil), reply...)}
 		_ = decodePolled(dst) // must not panic
@@ -115,6 +127,9 @@ func FuzzDecodePolled(f *testing.F) {
 		for i, m := range dst.Messages {
 			if m.Offset != base+uint64(i) || m.Timestamp != 1 {
 				t.Fatalf("message %d: offset %d timestamp %d", i, m.Offset, m.Timestamp)
+			}
+			if _, tlvErr := wire.ValidateTLV(m.RawHeaders); (m.HeadersErr != nil) != (tlvErr != nil) {
+				t.Fatalf("message %d: headers error %v for block %x", i, m.HeadersErr, m.RawHeaders)
 			}
 		}
 	})

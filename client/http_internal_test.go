@@ -145,9 +145,9 @@ func TestDecodePolledJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := parseHeadersJSON(raw)
-	if err != nil || len(hs) != 2 || hs[1].Value.Kind != KindUint32 {
-		t.Fatalf("raw header block: %+v, %v", hs, err)
+	var m Message
+	if err := decodeHeadersJSON(raw, &m); err != nil || m.HeadersErr != nil || len(m.Headers) != 2 || m.Headers[1].Value.Kind != KindUint32 {
+		t.Fatalf("raw header block: %+v, %v", m, err)
 	}
 }
 

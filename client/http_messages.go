@@ -50,40 +50,51 @@ func (h headerItemJSON) value() (Value, error) {
 	return Value{Kind: kind, Data: data}, nil
 }
 
-// parseHeadersJSON reads polled user headers: a list of entries, or the
-// raw TLV block in base64, or null.
-func parseHeadersJSON(raw json.RawMessage) ([]Header, error) {
+// decodeHeadersJSON reads a polled message's user headers into m: a list
+// of entries, or the raw TLV block in base64 (what the server sends for a
+// block it cannot decode), or null. It fails only when the value has none
+// of these shapes; a raw block that does not decode sets m.RawHeaders and
+// m.HeadersErr instead, so the rest of the poll still decodes.
+func decodeHeadersJSON(raw json.RawMessage, m *Message) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		return nil
 	}
 	var block string
 	if json.Unmarshal(raw, &block) == nil {
 		b, err := base64.StdEncoding.DecodeString(block)
 		if err != nil {
-			return nil, fmt.Errorf("user headers block: %w", err)
+			return fmt.Errorf("user headers block: %w", err)
 		}
-		return ParseHeaders(b)
+		if len(b) == 0 {
+			return nil
+		}
+		m.RawHeaders = b
+		if m.Headers, err = ParseHeaders(b); err != nil {
+			m.HeadersErr = fmt.Errorf("message at offset %d: %w", m.Offset, err)
+		}
+		return nil
 	}
 	var entries []headerEntryJSON
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("user headers: %w", err)
+		return fmt.Errorf("user headers: %w", err)
 	}
 	if len(entries) == 0 {
-		return nil, nil
+		return nil
 	}
 	out := make([]Header, 0, len(entries))
 	for _, e := range entries {
 		k, err := e.Key.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v, err := e.Value.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, Header{Key: k, Value: v})
 	}
-	return out, nil
+	m.Headers = out
+	return nil
 }
 
 type sendMessageJSON struct {
@@ -210,12 +221,12 @@ func decodePolledJSON(data []byte) (*PolledMessages, error) {
 		if err != nil {
 			return nil, fmt.Errorf("message %d payload: %w", i, err)
 		}
-		headers, err := parseHeadersJSON(m.UserHeaders)
-		if err != nil {
+		msg := Message{Offset: m.Header.Offset, ID: id, Timestamp: m.Header.Timestamp,
+			OriginTimestamp: m.Header.OriginTimestamp, Checksum: m.Header.Checksum, Payload: payload}
+		if err := decodeHeadersJSON(m.UserHeaders, &msg); err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		out.Messages = append(out.Messages, Message{Offset: m.Header.Offset, ID: id, Timestamp: m.Header.Timestamp,
-			OriginTimestamp: m.Header.OriginTimestamp, Checksum: m.Header.Checksum, Headers: headers, Payload: payload})
+		out.Messages = append(out.Messages, msg)
 	}
 	return out, nil
 }

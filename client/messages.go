@@ -59,6 +59,17 @@ type Message struct {
 	Checksum uint64
 	// Headers are the user headers.
 	Headers []Header
+	// RawHeaders is the encoded user-headers block of a polled message
+	// (PROTOCOL.md §4.7), aliasing the poll buffer like Payload. Over HTTP
+	// it is set only when the server sent the block undecoded. Ignored on
+	// send.
+	RawHeaders []byte
+	// HeadersErr is set on a polled message whose user headers do not
+	// decode (written by a broker that did not validate them): Headers is
+	// then nil and RawHeaders holds the bytes. The rest of the poll, and
+	// the message's payload, decode normally, so one bad message does not
+	// block a consumer.
+	HeadersErr error
 	// Payload is the message body. In a poll result it aliases the
 	// PolledMessages buffer.
 	Payload []byte
@@ -289,11 +300,10 @@ func decodePolled(dst *PolledMessages) error {
 				OriginTimestamp: origin + uint64(f.TimestampDelta()), Checksum: f.Checksum(),
 				Payload: f.Payload()}
 			if raw := f.UserHeaders(); len(raw) > 0 {
-				hs, err := ParseHeaders(raw)
-				if err != nil {
-					return fmt.Errorf("message at offset %d: %w", m.Offset, err)
+				m.RawHeaders = raw
+				if m.Headers, err = ParseHeaders(raw); err != nil {
+					m.HeadersErr = fmt.Errorf("message at offset %d: %w", m.Offset, err)
 				}
-				m.Headers = hs
 			}
 			dst.Messages = append(dst.Messages, m)
 		}

@@ -161,15 +161,56 @@ func dialWebSocket(ctx context.Context, t Transport, hostPort string, o *options
 }
 
 // dialQUIC connects over QUIC with ALPN "iggy".
+//
+// The UDP socket is connected to the server: the kernel then reports an
+// ICMP "port unreachable" as ECONNREFUSED on the next read, and the dial
+// fails at once with "connection refused" instead of waiting out the
+// QUIC handshake timeout (5 s) when nothing listens. quic-go sees the
+// socket through connectedUDP, a plain net.PacketConn: a connected socket
+// must not be written to with an address, which quic-go's optimised path
+// for *net.UDPConn does.
 func dialQUIC(ctx context.Context, hostPort string, o *options) (net.Conn, error) {
 	cfg := tlsConfigFor(o, hostPort)
 	cfg.NextProtos = []string{QUICProtocol}
-	qc, err := quic.DialAddr(ctx, hostPort, cfg, &quic.Config{KeepAlivePeriod: quicKeepAlivePeriod})
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "udp", hostPort)
 	if err != nil {
 		return nil, err
 	}
-	return &quicConn{conn: qc}, nil
+	udp, ok := c.(*net.UDPConn)
+	if !ok {
+		_ = c.Close() // not usable; nothing was sent
+		return nil, fmt.Errorf("client: dial udp %s: got a %T", hostPort, c)
+	}
+	qc, err := quic.Dial(ctx, &connectedUDP{conn: udp}, udp.RemoteAddr(), cfg, &quic.Config{KeepAlivePeriod: quicKeepAlivePeriod})
+	if err != nil {
+		_ = udp.Close() // the handshake failed; the socket is ours to release
+		return nil, err
+	}
+	return &quicConn{conn: qc, udp: udp}, nil
 }
+
+// connectedUDP presents a connected UDP socket to quic-go as a
+// net.PacketConn whose only peer is the server.
+type connectedUDP struct {
+	conn *net.UDPConn
+}
+
+func (c *connectedUDP) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, err := c.conn.Read(b)
+	return n, c.conn.RemoteAddr(), err
+}
+
+func (c *connectedUDP) WriteTo(b []byte, _ net.Addr) (int, error) { return c.conn.Write(b) }
+func (c *connectedUDP) Close() error                              { return c.conn.Close() }
+func (c *connectedUDP) LocalAddr() net.Addr                       { return c.conn.LocalAddr() }
+func (c *connectedUDP) SetDeadline(t time.Time) error             { return c.conn.SetDeadline(t) }
+func (c *connectedUDP) SetReadDeadline(t time.Time) error         { return c.conn.SetReadDeadline(t) }
+func (c *connectedUDP) SetWriteDeadline(t time.Time) error        { return c.conn.SetWriteDeadline(t) }
+
+// SetReadBuffer and SetWriteBuffer let quic-go size the socket buffers.
+func (c *connectedUDP) SetReadBuffer(n int) error  { return c.conn.SetReadBuffer(n) }
+func (c *connectedUDP) SetWriteBuffer(n int) error { return c.conn.SetWriteBuffer(n) }
 
 // quicConn adapts a QUIC connection to the lockstep net.Conn the client
 // drives: Write opens a new stream, writes the whole frame and closes the
@@ -177,6 +218,8 @@ func dialQUIC(ctx context.Context, hostPort string, o *options) (net.Conn, error
 // stream per request).
 type quicConn struct {
 	conn *quic.Conn
+	// udp is the socket under conn, closed after it.
+	udp *net.UDPConn
 
 	mu sync.Mutex
 	// Guarded by mu: the current request's stream and the deadline applied
@@ -236,7 +279,10 @@ func (q *quicConn) Read(p []byte) (int, error) {
 }
 
 // Close closes the QUIC connection.
-func (q *quicConn) Close() error { return q.conn.CloseWithError(0, "") }
+func (q *quicConn) Close() error {
+	err := q.conn.CloseWithError(0, "")
+	return errors.Join(err, q.udp.Close())
+}
 
 // LocalAddr is the local UDP address.
 func (q *quicConn) LocalAddr() net.Addr { return q.conn.LocalAddr() }

@@ -7,9 +7,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -582,4 +585,60 @@ func hasToken(list []client.PersonalAccessToken, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestDialNothingListening: a connection that is never made is a
+// *DialError (ErrCannotConnect, also ErrConnectionLost) naming the address
+// and the cause, on TCP, WebSocket and QUIC. QUIC learns of the closed
+// port from the ICMP answer (connection refused) instead of waiting out
+// its 5 s handshake timeout.
+func TestDialNothingListening(t *testing.T) {
+	addr := closedPort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		address   string
+		transport client.Transport
+	}{{addr, client.TransportTCP}, {"ws://" + addr, client.TransportWebSocket}, {"quic://" + addr, client.TransportQUIC}} {
+		var opts []client.Option
+		if tc.transport == client.TransportQUIC {
+			opts = append(opts, client.WithTLS(&tls.Config{InsecureSkipVerify: true}))
+		}
+		start := time.Now()
+		_, err := client.Dial(ctx, tc.address, opts...)
+		t.Logf("%s: %v after %s", tc.address, err, time.Since(start))
+		var de *client.DialError
+		if !errors.As(err, &de) || de.Address != addr || de.Transport != tc.transport {
+			t.Fatalf("%s: %v, want a *DialError for %s over %s", tc.address, err, addr, tc.transport)
+		}
+		if !errors.Is(err, client.ErrCannotConnect) || !errors.Is(err, client.ErrConnectionLost) || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("%s: %v, want ErrCannotConnect, ErrConnectionLost and ECONNREFUSED", tc.address, err)
+		}
+		if want := "cannot connect to " + addr + " over " + string(tc.transport) + ": "; !strings.HasPrefix(err.Error(), want) ||
+			!strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("%s: message %q, want %q... connection refused", tc.address, err, want)
+		}
+	}
+}
+
+// closedPort returns a 127.0.0.1 port that was free for TCP and UDP a
+// moment ago.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		u, uerr := net.ListenPacket("udp", addr)
+		_ = l.Close() // probed only
+		if uerr != nil {
+			continue // UDP port taken: try another
+		}
+		_ = u.Close() // probed only
+		return addr
+	}
+	t.Fatal("no free port pair")
+	return ""
 }

@@ -164,6 +164,19 @@ func recordChecksum(frameHead, payload []byte) xxh3.Uint128 {
 	return h.Sum128()
 }
 
+// assertFramed checks, in the invariants build, that a record framed for
+// writing reads back as what was framed: its checksum is checked before the
+// write as it is after every read.
+func assertFramed(buf []byte, kind uint8, op, seq uint64, payload []byte) {
+	if !invariants {
+		return
+	}
+	rec, err := unframe(buf)
+	if err != nil || rec.kind != kind || rec.op != op || rec.seq != seq || string(rec.payload) != string(payload) {
+		panic(fmt.Sprintf("journal: record of op %d does not read back as framed: %v", op, err))
+	}
+}
+
 // record is a verified record: its kind, op, sequence and payload.
 type record struct {
 	kind    uint8
@@ -203,6 +216,7 @@ func (j *Journal) WritePrepare(op, seq uint64, prepare []byte, done func(err err
 	}
 	buf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
 	frame(buf, kindPrepare, op, seq, prepare)
+	assertFramed(buf, kindPrepare, op, seq, prepare)
 	j.prepares.Write(j.Slot(op)*j.cfg.PrepareSlotSize, buf, func(err error) {
 		if err != nil {
 			done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
@@ -225,6 +239,7 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 	}
 	buf := make([]byte, SectorSize)
 	frame(buf, uint8(kind), op, seq, header)
+	assertFramed(buf, uint8(kind), op, seq, header)
 	j.headers.Write(j.Slot(op)*SectorSize, buf, func(err error) {
 		if err != nil {
 			done(fmt.Errorf("journal: write header op %d: %w", op, err))

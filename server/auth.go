@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/zeebo/blake3"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Limits of credentials, as PROTOCOL.md §2.3 and §9 state them.
@@ -19,36 +18,9 @@ const (
 	// tokenRandomBytes is the entropy of a personal access token; encoded
 	// as standard base64 with padding it is 68 characters.
 	tokenRandomBytes = 50
-	// passwordHashCost is bcrypt's work factor for stored passwords.
-	passwordHashCost = 10
 	// randomPasswordBytes is the entropy of a generated root password.
 	randomPasswordBytes = 18
 )
-
-// HashPassword returns the bcrypt hash stored for a password. bcrypt reads
-// at most 72 bytes; longer passwords are pre-hashed so that every byte
-// counts.
-func HashPassword(password string) (string, error) {
-	hash, err := bcrypt.GenerateFromPassword(passwordKey(password), passwordHashCost)
-	if err != nil {
-		return "", fmt.Errorf("hash password: %w", err)
-	}
-	return string(hash), nil
-}
-
-// CheckPassword reports whether password matches the stored hash.
-func CheckPassword(hash, password string) bool {
-	return bcrypt.CompareHashAndPassword([]byte(hash), passwordKey(password)) == nil
-}
-
-// passwordKey maps a password to the bytes bcrypt hashes.
-func passwordKey(password string) []byte {
-	if len(password) <= 72 {
-		return []byte(password)
-	}
-	sum := blake3.Sum256([]byte(password))
-	return []byte(hex.EncodeToString(sum[:]))
-}
 
 // NewToken returns a fresh personal access token and the hash under which
 // the server stores it (BLAKE3-256, hex).

@@ -23,11 +23,16 @@ const (
 
 // Connection buffer sizes.
 const (
-	connReadBufferBytes  = 64 << 10
+	// connReadBufferBytes is a TCP connection's read buffer: a small
+	// request arrives in one read, a large body is read past it.
+	connReadBufferBytes = 8 << 10
+	// connFrameBufferBytes is the largest frame buffer a connection keeps
+	// between requests; a larger frame is lent under the request budget
+	// ([message_bus] in_flight_bytes_max) for its one request.
 	connFrameBufferBytes = 64 << 10
-	// connFrameBufferKeepMax is the largest frame buffer a connection
-	// keeps between requests; larger frames allocate each time.
-	connFrameBufferKeepMax = 8 << 20
+	// connReplyBufferKeepMax is the largest reply buffer a connection
+	// keeps between requests; larger replies allocate each time.
+	connReplyBufferKeepMax = 8 << 20
 	// connWriteTimeout bounds a reply write to a client that stopped
 	// reading.
 	connWriteTimeout = 30 * time.Second
@@ -50,9 +55,18 @@ type connection struct {
 	// gateway marks an in-process session of a gateway (the HTTP API)
 	// that limits failed logins itself.
 	gateway bool
+	// admit, set by a gateway before it logs in, is asked once a login's
+	// credentials are verified and before its session is committed; false
+	// refuses the login with TransientNotAccepted (LocalSession.SetAdmission).
+	admit func(userID uint32) bool
 	// shard serves the connection (conn_route.go); nil for an in-process
 	// session.
 	shard *shard.Shard
+	// done is closed when the server closes the connection (nil for an
+	// in-process session): a reader waiting for the request budget gives
+	// up.
+	done      chan struct{}
+	closeOnce sync.Once
 
 	mu sync.Mutex
 	// Invariant: bound implies userID is a valid user and session > 0.
@@ -73,16 +87,31 @@ type connection struct {
 	// transports (WebSocket, QUIC, tests).
 	head [wire.HeaderSize]byte
 	out  []byte
+	// requestHead receives each request's header before its size is
+	// checked (readRequest).
+	requestHead [wire.HeaderSize]byte
 }
 
 // close closes the connection's transport, if it has one.
 func (c *connection) close() {
+	c.closeOnce.Do(func() {
+		if c.done != nil {
+			close(c.done)
+		}
+	})
 	switch {
 	case c.netConn != nil:
 		_ = c.netConn.Close()
 	case c.closeFn != nil:
 		c.closeFn()
 	}
+}
+
+// lastRequest returns when the connection last sent a request.
+func (c *connection) lastRequest() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastSeen
 }
 
 // binding returns a consistent copy of the connection's session binding.
@@ -126,7 +155,8 @@ type response struct {
 func deny(code wire.ErrorCode) response { return response{status: code} }
 
 // serveConn runs one client connection until it closes or the server
-// shuts down. Frames are processed in order, one at a time.
+// shuts down. Frames are processed in order, one at a time. The caller
+// admitted the connection (connGuard.admit).
 func (s *Server) serveConn(nc net.Conn, transport uint8) {
 	c := &connection{
 		id:        s.nextConnID.Add(1),
@@ -135,6 +165,7 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		netConn:   nc,
 		lastSeen:  time.Now(),
 		shard:     s.assignShard(),
+		done:      make(chan struct{}),
 	}
 	s.initBuffers(c)
 	defer c.releaseBuffers()
@@ -142,24 +173,32 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 	defer s.removeConn(c)
 	defer nc.Close()
 
+	limits := s.guard.limitsFor(transport)
 	reader := bufio.NewReaderSize(nc, connReadBufferBytes)
 	var iov net.Buffers
 	for {
-		// Size the frame buffer from the header first, so reading a
-		// frame up to connFrameBufferKeepMax allocates nothing.
-		peeked, _ := reader.Peek(wire.HeaderSize)
-		header, body, err := wire.ReadFrameLimit(reader, c.frameFor(peeked), s.cfg.MessageBus.MaxMessageSize)
+		// Wait for the next request: without limit once logged in, for
+		// unauthenticated_idle_timeout before.
+		bound, _, _, _ := c.binding()
+		lastSeen := c.lastRequest()
+		_ = nc.SetReadDeadline(idleDeadline(bound, lastSeen, limits))
+		if _, err := reader.Peek(1); err != nil {
+			s.readEnded(c, bound, err)
+			return
+		}
+		deadline := requestDeadline(bound, lastSeen, time.Now(), limits)
+		_ = nc.SetReadDeadline(deadline)
+		frame, err := s.readRequest(c, reader, bound, limits, deadline)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("closing connection", zap.Uint32("connection_id", c.id), zap.String("address", c.address), zap.Error(err))
+			s.readEnded(c, bound, err)
+			return
+		}
+		reply, keep := s.handleFrame(c, frame.header, frame.body)
+		if !keep || reply.head == nil {
+			s.releaseRequest(&frame)
+			if !keep {
+				return
 			}
-			return
-		}
-		reply, keep := s.handleFrame(c, header, body)
-		if !keep {
-			return
-		}
-		if reply.head == nil {
 			continue
 		}
 		_ = nc.SetWriteDeadline(time.Now().Add(connWriteTimeout))
@@ -167,11 +206,25 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		// buffer the handler filled (a poll's records are not copied).
 		iov = append(iov[:0], reply.head, reply.body)
 		_, err = iov.WriteTo(nc)
+		s.releaseRequest(&frame)
 		c.keepScratch()
 		if err != nil {
 			s.log.Debug("write failed", zap.Uint32("connection_id", c.id), zap.Error(err))
 			return
 		}
+	}
+}
+
+// readEnded records why reading a connection's next request stopped: a
+// limit (logged and counted by the guard), or the client going away or
+// sending a malformed frame (debug log).
+func (s *Server) readEnded(c *connection, bound bool, err error) {
+	if reason := limitOf(err, bound); reason != "" {
+		s.guard.stopped(c.transport, reason, c.address, err)
+		return
+	}
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errConnClosing) {
+		s.log.Debug("closing connection", zap.Uint32("connection_id", c.id), zap.String("address", c.address), zap.Error(err))
 	}
 }
 

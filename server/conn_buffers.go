@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/runtime/pool"
 )
 
@@ -42,11 +41,13 @@ func (b *connBuffer) release() {
 	b.data = nil
 }
 
-// initBuffers lends a network connection its frame and reply buffers.
+// initBuffers makes the memory pool lend a network connection its frame
+// and reply buffers. Nothing is lent yet: each buffer is sized by the
+// first frame or reply that needs it (a connection that never logs in
+// holds no more than its login), and grows up to connFrameBufferBytes and
+// connReplyBufferKeepMax.
 func (s *Server) initBuffers(c *connection) {
 	c.frameBuf.pool, c.bodyBuf.pool = s.pool, s.pool
-	c.frameBuf.grow(connFrameBufferBytes)
-	c.scratch = c.bodyBuf.grow(connFrameBufferBytes)[:0]
 }
 
 // releaseBuffers returns a closed connection's buffers to the pool.
@@ -59,26 +60,14 @@ func (c *connection) releaseBuffers() {
 // keepScratch runs after a reply was written: when a handler outgrew the
 // reply buffer (append moved the body to fresh memory), the connection
 // takes a pooled buffer of that size for its next replies, up to
-// connFrameBufferKeepMax; the grown slice itself is left to the collector.
+// connReplyBufferKeepMax; the grown slice itself is left to the collector.
 func (c *connection) keepScratch() {
-	if n := cap(c.scratch); n > len(c.bodyBuf.data) && n <= connFrameBufferKeepMax {
+	if n := cap(c.scratch); n > len(c.bodyBuf.data) && n <= connReplyBufferKeepMax {
 		c.bodyBuf.grow(n)
 	}
 	if c.bodyBuf.data != nil {
 		c.scratch = c.bodyBuf.data[:0]
 	}
-}
-
-// frameFor returns a frame buffer that holds a frame whose header is
-// peeked, so that reading it allocates nothing; frames larger than
-// connFrameBufferKeepMax (or with a bad size) are left to ReadFrameLimit.
-func (c *connection) frameFor(peeked []byte) []byte {
-	if len(peeked) >= wire.HeaderSize {
-		if n := int(wire.PeekSize(peeked)); n > len(c.frameBuf.data) && n <= connFrameBufferKeepMax {
-			return c.frameBuf.grow(n)
-		}
-	}
-	return c.frameBuf.data
 }
 
 // replyFrame is an encoded reply: the 256-byte header and the body, kept

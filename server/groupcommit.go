@@ -3,7 +3,7 @@ package server
 // groupCommit makes appended data durable with shared syncs (group
 // commit). It is confined to the partition's owning shard, like the rest
 // of the partition, so it needs no lock: appends take a ticket, waiters
-// register a channel for their ticket, and one sync at a time covers
+// register a callback for their ticket, and one sync at a time covers
 // every write made before it started. When it ends, the waiters it covers
 // are answered and, if others remain, the next sync starts at once, so
 // writes that arrive while a sync runs share the following one.
@@ -28,9 +28,8 @@ type groupCommit struct {
 // commitWaiter is one append waiting to be durable.
 type commitWaiter struct {
 	ticket uint64
-	// done receives the outcome; it has room for it (capacity 1), so
-	// answering never blocks the shard.
-	done chan<- error
+	// done is called with the outcome, on the shard; it must not block.
+	done func(error)
 }
 
 // newGroupCommit returns a group commit over startSync.
@@ -46,15 +45,17 @@ func (g *groupCommit) wrote() uint64 {
 	return g.written
 }
 
-// wait arranges for done to receive nil once every write up to ticket is
-// durable (or the sticky error), starting a sync if none is running.
-func (g *groupCommit) wait(ticket uint64, done chan<- error) {
+// wait arranges for done to be called with nil once every write up to
+// ticket is durable (or with the sticky error), starting a sync if none is
+// running. done runs on the shard (at once when the outcome is known); it
+// must not block nor call back into the group commit.
+func (g *groupCommit) wait(ticket uint64, done func(error)) {
 	switch {
 	case g.err != nil:
-		done <- g.err
+		done(g.err)
 		return
 	case ticket <= g.synced:
-		done <- nil
+		done(nil)
 		return
 	}
 	g.waiters = append(g.waiters, commitWaiter{ticket: ticket, done: done})
@@ -84,9 +85,9 @@ func (g *groupCommit) finish(err error) {
 	for _, w := range g.waiters {
 		switch {
 		case g.err != nil:
-			w.done <- g.err
+			w.done(g.err)
 		case w.ticket <= g.synced:
-			w.done <- nil
+			w.done(nil)
 		default:
 			keep = append(keep, w)
 		}

@@ -16,6 +16,10 @@ func (m *manualSync) start(finish func(error)) {
 	m.finish = finish
 }
 
+// sendTo is a group-commit waiter that hands the outcome to ch (which
+// has room for it).
+func sendTo(ch chan error) func(error) { return func(err error) { ch <- err } }
+
 func answered(t *testing.T, ch chan error) (error, bool) {
 	t.Helper()
 	select {
@@ -33,7 +37,7 @@ func TestGroupCommitShares(t *testing.T) {
 	m := &manualSync{}
 	g := newGroupCommit(m.start)
 	first := make(chan error, 1)
-	g.wait(g.wrote(), first)
+	g.wait(g.wrote(), sendTo(first))
 	if m.started != 1 {
 		t.Fatalf("%d syncs started for one waiter", m.started)
 	}
@@ -41,7 +45,7 @@ func TestGroupCommitShares(t *testing.T) {
 	later := make([]chan error, 16)
 	for i := range later {
 		later[i] = make(chan error, 1)
-		g.wait(g.wrote(), later[i])
+		g.wait(g.wrote(), sendTo(later[i]))
 	}
 	if m.started != 1 {
 		t.Fatalf("%d syncs running at once", m.started)
@@ -69,7 +73,7 @@ func TestGroupCommitShares(t *testing.T) {
 	}
 	// A ticket already covered is answered at once, without a sync.
 	again := make(chan error, 1)
-	g.wait(g.synced, again)
+	g.wait(g.synced, sendTo(again))
 	if err, ok := answered(t, again); !ok || err != nil || m.started != 2 {
 		t.Fatalf("covered ticket: %v %v, %d syncs", err, ok, m.started)
 	}
@@ -82,8 +86,8 @@ func TestGroupCommitErrorIsSticky(t *testing.T) {
 	m := &manualSync{}
 	g := newGroupCommit(m.start)
 	a, b := make(chan error, 1), make(chan error, 1)
-	g.wait(g.wrote(), a)
-	g.wait(g.wrote(), b)
+	g.wait(g.wrote(), sendTo(a))
+	g.wait(g.wrote(), sendTo(b))
 	m.finish(boom)
 	for _, ch := range []chan error{a, b} {
 		if err, ok := answered(t, ch); !ok || !errors.Is(err, boom) {
@@ -91,7 +95,7 @@ func TestGroupCommitErrorIsSticky(t *testing.T) {
 		}
 	}
 	c := make(chan error, 1)
-	g.wait(g.wrote(), c)
+	g.wait(g.wrote(), sendTo(c))
 	if err, ok := answered(t, c); !ok || !errors.Is(err, boom) || m.started != 1 {
 		t.Fatalf("after the failure: %v %v, %d syncs", err, ok, m.started)
 	}
@@ -104,7 +108,7 @@ func TestGroupCommitSynchronousSync(t *testing.T) {
 	g := newGroupCommit(func(finish func(error)) { syncs++; finish(nil) })
 	for i := 0; i < 3; i++ {
 		done := make(chan error, 1)
-		g.wait(g.wrote(), done)
+		g.wait(g.wrote(), sendTo(done))
 		if err, ok := answered(t, done); !ok || err != nil {
 			t.Fatalf("write %d: %v %v", i, err, ok)
 		}

@@ -106,27 +106,33 @@ func (s *Server) handleGroupPoll(c *connection, req *wire.PollMessagesRequest) r
 	return response{body: out}
 }
 
-// lastPolledOffset returns the offset of the last message of a poll reply:
-// the first returned message's offset (first record's base_offset plus its
-// first frame's offset_delta) plus count - 1, offsets being contiguous.
+// lastPolledOffset returns the offset of the last message of a poll
+// reply: the last record's base_offset plus its last frame's
+// offset_delta. Offsets a recovery skipped may lie between the records,
+// so the count of messages does not give it.
 func lastPolledOffset(reply []byte) (uint64, bool) {
-	if len(reply) < polledHeaderBytes {
+	if len(reply) < polledHeaderBytes || binary.LittleEndian.Uint32(reply[12:]) == 0 {
 		return 0, false
 	}
-	count := binary.LittleEndian.Uint32(reply[12:])
-	if count == 0 {
-		return 0, false
+	var last uint64
+	found := false
+	records := reply[polledHeaderBytes:]
+	for pos := 0; pos+wire.BatchHeaderSize <= len(records); {
+		n := int(wire.BatchView(records[pos:]).BatchLength())
+		if n < wire.BatchHeaderSize || n > len(records)-pos {
+			break
+		}
+		batch := wire.BatchView(records[pos : pos+n])
+		for frames := batch.Frames(); ; {
+			f, ok := frames.Next()
+			if !ok {
+				break
+			}
+			last, found = batch.BaseOffset()+uint64(f.OffsetDelta()), true
+		}
+		pos += n
 	}
-	batch := wire.BatchView(reply[polledHeaderBytes:])
-	if len(batch) < wire.BatchHeaderSize {
-		return 0, false
-	}
-	frames := batch.Frames()
-	first, ok := frames.Next()
-	if !ok {
-		return 0, false
-	}
-	return batch.BaseOffset() + uint64(first.OffsetDelta()) + uint64(count) - 1, true
+	return last, found
 }
 
 // handleGroupGetOffset runs GetConsumerOffset (120) for a group: anyone

@@ -115,8 +115,8 @@ func (s *Server) inFlightPartitions(target groupTarget) []uint32 {
 }
 
 // dropGroupOffsets deletes a deleted group's offset in every partition
-// (memory and offsets/groups/{id}) and its bookkeeping. Partitions without
-// an offset for the group are skipped.
+// that holds one (an offset delete operation: memory, then
+// offsets/groups/{id}) and its bookkeeping.
 //
 // It runs in the metadata writer's task (on is shard 0; see runOnOwner).
 func (s *Server) dropGroupOffsets(on *shard.Shard, streamID, topicID, groupID uint32, partitionIDs []uint32) {
@@ -127,14 +127,24 @@ func (s *Server) dropGroupOffsets(on *shard.Shard, streamID, topicID, groupID ui
 		if !ok {
 			continue
 		}
-		status := wire.ErrorCodeOK
+		// A delete of the group's offset, as a member would send it, where
+		// the applied state holds one; one gone meanwhile answers 3021,
+		// which is no failure here.
+		w := &opWait{}
 		err := runOnOwner(on, p.owner, func() {
-			if _, stored := p.machine.StoredOffset(key); stored {
-				status = p.applyOffsetLocked(body, partition.OperationDeleteConsumerOffset, p.offsetsPersisted)
+			if _, stored := p.machine.StoredOffset(key); !stored {
+				w.complete(applied{status: wire.ErrorCodeOK})
+				return
 			}
+			p.submit(partition.OperationDeleteConsumerOffset, body, w)
+			w.detach()
 		})
-		if err != nil || status != wire.ErrorCodeOK {
-			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Uint32("status", uint32(status)), zap.Error(err))
+		if err != nil {
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Error(err))
+			continue
+		}
+		if result := w.wait(); result.status != wire.ErrorCodeOK && result.status != wire.ErrConsumerOffsetNotFound {
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Uint32("status", uint32(result.status)), zap.Error(result.err))
 		}
 	}
 	s.groups().forgetGroup(streamID, topicID, groupID)

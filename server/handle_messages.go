@@ -45,7 +45,7 @@ func (s *Server) handleSendMessages(c *connection, h *wire.RequestHeader, body [
 	default:
 		return deny(wire.ErrResourceNotFound)
 	}
-	if err := wire.ValidateBatch(batch, req.MessagesCount); err != nil {
+	if err := wire.ValidateSendBatch(batch, req.MessagesCount); err != nil {
 		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
 	p, ok := s.parts.get(partKey{t.StreamID, t.ID, partitionID})

@@ -229,7 +229,8 @@ func (s *Server) prepareChangePassword(r *wire.ChangePasswordRequest) prepared {
 		storedHash = user.PasswordHash
 	}
 	s.meta.mu.RUnlock()
-	if user != nil && CheckPassword(storedHash, r.CurrentPassword) {
+	// An unknown user costs one hash too (verifyPassword).
+	if s.verifyPassword(storedHash, r.CurrentPassword) && user != nil {
 		o.VerifiedHash = storedHash
 	}
 	if r.NewPassword != "" {

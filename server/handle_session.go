@@ -22,20 +22,21 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	}
 	// Gateways (the HTTP API) limit failed logins themselves, with their
 	// own answer (429); everything else is limited here.
-	address := hostOf(c.address)
 	limited := !c.gateway
+	var attempt LoginAttempt
 	if limited {
-		if ok, _ := s.logins.Take(address); !ok {
-			s.log.Warn("login refused: too many failed logins from this address", zap.String("address", c.address))
+		var ok bool
+		if attempt, ok, _ = s.logins.Take(hostOf(c.address), loginUsername(login)); !ok {
+			s.log.Warn("login refused: too many failed logins from this address for this user", zap.String("address", c.address))
 			return response{evict: wire.EvictInvalidCredentials}
 		}
 	}
-	userID, reason := s.authenticate(login)
+	userID, byPassword, reason := s.authenticate(login)
 	if limited {
 		if reason == wire.EvictInvalidCredentials {
-			s.logins.Fail(address)
+			s.logins.Fail(attempt)
 		} else {
-			s.logins.Refund(address)
+			s.logins.Refund(attempt)
 		}
 	}
 	if reason != 0 {
@@ -46,10 +47,24 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		// Already bound: reply with the existing session, commit nothing.
 		return response{body: registerReply(boundUser, session), op: session}
 	}
+	if c.admit != nil && !c.admit(userID) {
+		// The gateway refused this user's login (its own limits); it
+		// tells its client why.
+		return response{body: resultCode(wire.ErrTransientNotAccepted)}
+	}
+	if byPassword {
+		s.upgradePasswordHash(userID, login.Password.Password)
+	}
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	if entry, exists := s.meta.sessions.lookup(h.Client); exists && entry.userID != userID {
+	entry, exists := s.meta.sessions.lookup(h.Client)
+	if exists && entry.userID != userID {
 		return response{evict: wire.EvictSessionError}
+	}
+	if !exists && !s.meta.sessions.admits(userID) {
+		// Full of other users' sessions: none of them is displaced.
+		s.log.Warn("login refused: the client table is full", zap.String("address", c.address), zap.Uint32("user_id", userID))
+		return response{body: resultCode(wire.ErrTransientNotAccepted)}
 	}
 	op, _, err := s.meta.submitLocked(uint8(wire.OpRegister), encodeSessionOp(h.Client, userID))
 	if err != nil {
@@ -61,20 +76,27 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 }
 
 // authenticate checks a login's credentials: the password shape first,
-// then the token shape. It returns the user id, or the eviction reason.
-func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
+// then the token shape. It returns the user id and whether the password
+// (not a token) proved it, or the eviction reason.
+// A well-formed password login computes exactly one password hash whether
+// or not its user exists or is active, so neither shows in its timing.
+func (s *Server) authenticate(login wire.Login) (uint32, bool, wire.EvictionReason) {
 	m := s.meta.snapshot()
 	credentialsRejected := false
 	if pw := login.Password; pw != nil {
 		n, p := len(pw.Username), len(pw.Password)
-		user := m.UserByName(pw.Username)
-		switch {
-		case n < usernameLengthMin || n > usernameLengthMax || p < passwordLengthMin || p > passwordLengthMax:
+		if n < usernameLengthMin || n > usernameLengthMax || p < passwordLengthMin || p > passwordLengthMax {
 			credentialsRejected = true
-		case user == nil || user.Status != metadata.UserStatusActive || !CheckPassword(user.PasswordHash, pw.Password):
+		} else {
+			user := m.UserByName(pw.Username)
+			hash := ""
+			if user != nil {
+				hash = user.PasswordHash
+			}
+			if s.verifyPassword(hash, pw.Password) && user.Status == metadata.UserStatusActive {
+				return user.ID, true, 0
+			}
 			credentialsRejected = true
-		default:
-			return user.ID, 0
 		}
 	}
 	if tk := login.Token; tk != nil && tk.Token != "" {
@@ -82,20 +104,29 @@ func (s *Server) authenticate(login wire.Login) (uint32, wire.EvictionReason) {
 		switch {
 		case user == nil:
 		case token.ExpiryAt != 0 && token.ExpiryAt <= s.nowMicros():
-			return 0, wire.EvictInvalidToken
+			return 0, false, wire.EvictInvalidToken
 		case user.Status != metadata.UserStatusActive:
-			return 0, wire.EvictUserInactive
+			return 0, false, wire.EvictUserInactive
 		default:
-			return user.ID, 0
+			return user.ID, false, 0
 		}
 		if !credentialsRejected {
-			return 0, wire.EvictInvalidToken
+			return 0, false, wire.EvictInvalidToken
 		}
 	}
 	if credentialsRejected {
-		return 0, wire.EvictInvalidCredentials
+		return 0, false, wire.EvictInvalidCredentials
 	}
-	return 0, wire.EvictMalformedLogin
+	return 0, false, wire.EvictMalformedLogin
+}
+
+// loginUsername is the username a login names, empty for a token login:
+// the failed-login limiter counts per username.
+func loginUsername(login wire.Login) string {
+	if login.Password != nil {
+		return login.Password.Username
+	}
+	return ""
 }
 
 // hostOf is the host part of a host:port address (the address itself when

@@ -48,6 +48,16 @@ func (ls *LocalSession) newClientID() error {
 	return nil
 }
 
+// SetAdmission installs admit, which a later login of this session asks
+// once its credentials are verified and before its session is committed:
+// false refuses the login with TransientNotAccepted and commits nothing.
+// The HTTP gateway applies its per-user limits with it.
+func (ls *LocalSession) SetAdmission(admit func(userID uint32) bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.conn.admit = admit
+}
+
 // UserID returns the logged-in user, ok false when not logged in.
 func (ls *LocalSession) UserID() (uint32, bool) {
 	bound, userID, _, _ := ls.conn.binding()

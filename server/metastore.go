@@ -57,7 +57,7 @@ func openMetaStore(s *Server) (*metaStore, error) {
 		s:        s,
 		writer:   s.shards[0],
 		machine:  metadata.New(),
-		sessions: newSessionTable(int(s.cfg.Metadata.ClientsTableMax)),
+		sessions: newSessionTable(int(s.cfg.Metadata.ClientsTableMax), int(s.cfg.Metadata.ClientsPerUserMax)),
 	}
 	var journal *metaJournal
 	var err error

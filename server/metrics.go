@@ -45,6 +45,15 @@ type metrics struct {
 	// metadataCheckpoints counts metadata checkpoints (snapshot.bin
 	// written, journal emptied).
 	metadataCheckpoints prometheus.Counter
+	// connectionsLimited counts connections refused or closed by a
+	// limit (conn_limits.go); memoryReleased the bytes of idle buffers
+	// dropped (memory_release.go).
+	connectionsLimited *prometheus.CounterVec
+	memoryReleased     prometheus.Counter
+	// Partition superblocks: offsets skipped at recovery, sends that
+	// waited for a reservation, superblock copies stored in the
+	// background.
+	recoveredOffsetsSkipped, reservationStalls, superblockStores prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -113,13 +122,29 @@ func newMetrics() *metrics {
 		partitionFenced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_partition_fenced", Help: "1 for each fenced partition: it serves only its verified prefix and refuses sends until repaired.",
 		}, []string{"stream_id", "topic_id", "partition_id"}),
+		connectionsLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_connections_closed_by_limit_total", Help: "Client connections refused at accept or closed by a limit, by transport and limit.",
+		}, []string{"transport", "limit"}),
+		memoryReleased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_memory_released_bytes_total", Help: "Bytes of idle buffers dropped so their memory goes back to the operating system.",
+		}),
 	}
+	m.recoveredOffsetsSkipped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_recovery_skipped_offsets_total", Help: "Offsets recovery skipped because they were reserved before a crash (never given to a message twice).",
+	})
+	m.reservationStalls = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_reservation_stalls_total", Help: "Sends that waited for a partition superblock sync because the offset reservation ran out.",
+	})
+	m.superblockStores = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_superblock_stores_total", Help: "Partition superblock copies stored in the background (durable frontier, offset reservation).",
+	})
+	m.registry.MustRegister(m.recoveredOffsetsSkipped, m.reservationStalls, m.superblockStores)
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
 		m.metadataOps, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
-		m.shardConnections, m.requestsPlaced, m.partitionFenced)
+		m.shardConnections, m.requestsPlaced, m.partitionFenced, m.connectionsLimited, m.memoryReleased)
 	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",
 	})

@@ -126,7 +126,7 @@ func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint6
 		}
 		return errors.Join(errs...)
 	case metadata.EffectTopicUpdated:
-		return nil
+		return ps.updateFlushThresholds(on, e.StreamID, e.TopicID)
 	case metadata.EffectTopicDeleted:
 		ps.closeTopic(on, e.StreamID, e.TopicID, e.PartitionIDs)
 		return ps.removeDir(ps.topicDir(e.StreamID, e.TopicID))
@@ -166,6 +166,25 @@ func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint6
 		return nil
 	}
 	return fmt.Errorf("unknown metadata effect %d", e.Kind)
+}
+
+// updateFlushThresholds hands a topic's flush thresholds to each of its
+// partitions (an operation where they changed). The caller holds the
+// metadata lock.
+func (ps *partitionSet) updateFlushThresholds(on *shard.Shard, stream, topic uint32) error {
+	_, t, code := ps.s.meta.machine.ResolveTopic(metadata.NumericID(stream), metadata.NumericID(topic))
+	if code != metadata.CodeOK {
+		return fmt.Errorf("updated topic %d/%d: not in metadata", stream, topic)
+	}
+	var errs []error
+	for _, part := range t.Partitions {
+		if p, ok := ps.get(partKey{stream, topic, part.ID}); ok {
+			if err := p.setFlushThresholds(on, t.Options.MessagesRequiredToSave, t.Options.SizeOfMessagesRequiredToSaveBytes); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeDir removes a directory tree and syncs its parent.
@@ -214,11 +233,12 @@ func (ps *partitionSet) create(on *shard.Shard, k partKey) error {
 	if err := ps.s.fs.MkdirAll(dir); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	sb := storage.PartitionSuperblock{Sequence: 1, Flags: part.CreatedAt}
-	if err := storage.StorePartitionSuperblock(ps.s.fs, dir, sb); err != nil {
+	// Both copies, so one damaged file never leaves none.
+	sb, err := storage.CreatePartitionSuperblock(ps.s.fs, dir, storage.PartitionSuperblock{Flags: part.CreatedAt})
+	if err != nil {
 		return fmt.Errorf("partition superblock %s: %w", dir, err)
 	}
-	p, err := openPartition(ps.s, on, k, dir, topic, sb)
+	p, err := openPartition(ps.s, on, k, dir, topic, loadedSuperblock{sb: sb, valid: 2})
 	if err != nil {
 		return err
 	}
@@ -278,23 +298,45 @@ func (ps *partitionSet) openAll() error {
 func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.Partition) error {
 	dir := ps.partitionDir(k)
 	sb, report, err := storage.LoadPartitionSuperblock(ps.s.fs, dir)
+	loaded := loadedSuperblock{sb: sb, valid: report.Valid}
 	if err != nil {
-		return fmt.Errorf("partition %s superblock: %w", dir, err)
-	}
-	if report.Found && len(report.Invalid) > 0 {
-		ps.s.log.Warn("partition superblock copy invalid; the other copy is used", zap.String("dir", dir), zap.Any("invalid", report.Invalid))
-	}
-	if !report.Found || sb.Flags != part.CreatedAt {
-		if err := ps.clearForCreate(k, dir, report.Found, sb.Flags, part.CreatedAt); err != nil {
+		// No valid copy: this partition alone is fenced (it serves what
+		// verifies, nothing is cut or deleted); the broker starts.
+		ps.s.log.Error("partition superblock: no valid copy; the partition is fenced", zap.String("dir", dir), zap.Error(err))
+		loaded = loadedSuperblock{sb: storage.PartitionSuperblock{Flags: part.CreatedAt}, err: err}
+	} else if !report.Found {
+		// Both copies are gone; segments with data mean they were lost,
+		// not that the partition was never created.
+		hasData, err := storage.HasSegmentData(ps.s.fs, dir)
+		if err != nil {
+			return err
+		}
+		if !hasData {
+			if err := ps.clearForCreate(k, dir, false, 0, part.CreatedAt); err != nil {
+				return err
+			}
+			return ps.create(nil, k)
+		}
+		err = fmt.Errorf("%s: %w: no superblock copy, but segments hold data", dir, storage.ErrNoSuperblock)
+		ps.s.log.Error("partition superblock: no copy; the partition is fenced", zap.String("dir", dir), zap.Error(err))
+		loaded = loadedSuperblock{sb: storage.PartitionSuperblock{Flags: part.CreatedAt}, err: err}
+	} else if sb.Flags != part.CreatedAt {
+		if err := ps.clearForCreate(k, dir, true, sb.Flags, part.CreatedAt); err != nil {
 			return err
 		}
 		return ps.create(nil, k)
 	}
-	p, err := openPartition(ps.s, nil, k, dir, topic, sb)
+	if len(report.Invalid) > 0 && loaded.err == nil {
+		ps.s.log.Warn("partition superblock copy invalid; the other copy is used and the damaged one rewritten", zap.String("dir", dir), zap.Strings("invalid", report.Invalid))
+	}
+	p, err := openPartition(ps.s, nil, k, dir, topic, loaded)
 	if err != nil {
 		return err
 	}
-	if purgeOp, ok := ps.pendingPurge[k]; ok && purgeOp > sb.PurgeGeneration {
+	if purgeOp, ok := ps.pendingPurge[k]; ok && loaded.err != nil {
+		// Whether the purge was carried out is unknown: delete nothing.
+		ps.s.log.Warn("not carrying out a committed purge on a partition without a valid superblock", zap.String("dir", dir), zap.Uint64("op", purgeOp))
+	} else if ok && purgeOp > sb.PurgeGeneration {
 		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("dir", dir), zap.Uint64("op", purgeOp))
 		if err := p.purge(nil, purgeOp); err != nil {
 			return err

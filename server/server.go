@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,15 +37,15 @@ import (
 // its request headers.
 const httpReadHeaderTimeout = 10 * time.Second
 
-// Failed logins allowed per client address before they are refused
-// outright, and the refill interval of one more attempt.
-const (
-	loginFailuresBurst = 5
-	loginFailureRefill = 12 * time.Second
-)
-
 // tlsHandshakeGrace bounds a TLS handshake (PROTOCOL.md §9).
 const tlsHandshakeGrace = 10 * time.Second
+
+// Pause after an accept that failed for want of file descriptors,
+// doubling while it keeps failing.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
 
 // Version is the server version string reported to clients.
 const Version = wire.ServerVersion
@@ -110,6 +111,8 @@ type Server struct {
 	// pool lends the connections' frame and reply buffers
 	// ([system.memory_pool]); nil when disabled.
 	pool *pool.Pool
+	// guard holds the client connections' limits (conn_limits.go).
+	guard *connGuard
 
 	// loginHint is printed at boot (how to log in).
 	loginHint string
@@ -131,8 +134,10 @@ type Server struct {
 	httpNew      func(*Server) (http.Handler, error)
 	wsServer     *http.Server
 	quicListener *quic.Listener
-	// logins limits failed logins per client address.
+	// logins limits failed logins per address and username ([login]).
 	logins *LoginLimiter
+	// passwordVerifications counts password hashes computed (password.go).
+	passwordVerifications prometheus.Counter
 	// groupPollMu orders group polls (read side: fence, poll, record what
 	// was served) against joins (write side: in-flight computation and
 	// commit). Taken before the metadata lock.
@@ -146,6 +151,9 @@ type Server struct {
 	stopVerifier context.CancelFunc
 	// snapshotMu lets one GetSnapshot archive be built at a time.
 	snapshotMu sync.Mutex
+	// partitionOpObserver sees every partition operation applied (a test
+	// hook, partition_submit.go); unset in production.
+	partitionOpObserver partitionOpObserver
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -199,7 +207,9 @@ func New(opts Options) (srv *Server, err error) {
 		s.pool = p
 		s.registerPoolMetrics()
 	}
-	s.logins = NewLoginLimiter(loginFailuresBurst, loginFailureRefill, now)
+	s.guard = s.newConnGuard()
+	s.logins = NewLoginLimiter(LoginLimitsFrom(opts.Config.Login), now)
+	s.registerLoginMetrics()
 	root := s.cfg.System.Path
 	for _, dir := range []string{root, filepath.Join(root, "metadata"), filepath.Join(root, "runtime"), filepath.Join(root, "state"), filepath.Join(root, "streams")} {
 		if err := fs.MkdirAll(dir); err != nil {
@@ -288,6 +298,11 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.runHeartbeatVerifier(verifierCtx)
 	}()
+	s.wg.Add(1)
+	go func() { // stopped with the verifier
+		defer s.wg.Done()
+		s.runMemoryRelease(verifierCtx)
+	}()
 	current, err := config.EncodeCurrent(s.cfg, bound)
 	if err != nil {
 		return err
@@ -310,9 +325,11 @@ func (s *Server) listenOnShardZero(network, address string) (net.Listener, error
 	return ln, err
 }
 
-// acceptLoop accepts connections until the listener closes.
+// acceptLoop accepts connections until the listener closes. A
+// connection past [message_bus] connections_max is closed at once.
 func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 	defer s.wg.Done()
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -323,6 +340,14 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED) {
+				// Out of file descriptors (or a connection reset in the
+				// backlog): not fatal, connections close and free them.
+				backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+				s.log.Warn("accept failed, retrying", zap.Duration("in", backoff), zap.Error(err))
+				time.Sleep(backoff)
+				continue
+			}
 			s.log.Error("accept failed", zap.Error(err))
 			select {
 			case s.done <- fmt.Errorf("accept: %w", err):
@@ -330,12 +355,18 @@ func (s *Server) acceptLoop(ln net.Listener, transport uint8) {
 			}
 			return
 		}
+		backoff = 0
+		if !s.guard.admit(transport, nc.RemoteAddr().String()) {
+			_ = nc.Close()
+			continue
+		}
 		if tcp, ok := nc.(*net.TCPConn); ok {
 			_ = tcp.SetNoDelay(true)
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.guard.leave()
 			if tlsConn, ok := nc.(*tls.Conn); ok {
 				// Handshake before serving so a plaintext client fails at
 				// once, within the handshake grace of PROTOCOL.md §9.

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"sort"
-
 	"github.com/stratabroker/strata/net/wire"
 )
 
@@ -38,30 +36,51 @@ type clientEntry struct {
 
 // sessionTable is the metadata plane's client table: sessions, request
 // watermarks and cached replies per client id. It is guarded by the
-// metadata store's lock.
+// metadata store's lock. It holds at most max clients, at most perUserMax
+// of them for any one user; a new session past a bound displaces the
+// oldest session of its own user, never another user's, and is refused
+// when the table is full of other users' sessions.
 type sessionTable struct {
-	max     int
-	entries map[wire.Uint128]*clientEntry
+	max        int
+	perUserMax int
+	entries    map[wire.Uint128]*clientEntry
+	// Invariant: perUser[u] is the number of entries of user u, and no
+	// user has an entry of count 0.
+	perUser map[uint32]int
 }
 
-// newSessionTable returns a table holding at most max clients.
-func newSessionTable(max int) *sessionTable {
-	return &sessionTable{max: max, entries: map[wire.Uint128]*clientEntry{}}
+// newSessionTable returns a table holding at most clientsMax clients, at
+// most perUserMax per user.
+func newSessionTable(clientsMax, perUserMax int) *sessionTable {
+	return &sessionTable{max: clientsMax, perUserMax: min(max(perUserMax, 1), clientsMax),
+		entries: map[wire.Uint128]*clientEntry{}, perUser: map[uint32]int{}}
+}
+
+// admits reports whether a new client of userID can be registered: the
+// table has room, or the user has a session of its own to give up.
+func (t *sessionTable) admits(userID uint32) bool {
+	return len(t.entries) < t.max || t.perUser[userID] > 0
 }
 
 // register records a committed Register of client by user at op and binds
-// conn to it, unbinding any other connection bound to the same id.
+// conn to it, unbinding any other connection bound to the same id. The
+// caller checked admits for a new client.
 func (t *sessionTable) register(client wire.Uint128, userID uint32, op uint64, conn *connection) {
 	entry, ok := t.entries[client]
 	if !ok {
-		if len(t.entries) >= t.max {
-			t.evictOldest()
+		if t.perUser[userID] >= t.perUserMax || (len(t.entries) >= t.max && t.perUser[userID] > 0) {
+			t.evictOldestOf(userID)
 		}
-		entry = &clientEntry{}
+		entry = &clientEntry{userID: userID}
 		t.entries[client] = entry
+		t.perUser[userID]++
 	}
 	if entry.conn != nil && entry.conn != conn {
 		entry.conn.unbind()
+	}
+	if entry.userID != userID {
+		t.forget(entry.userID)
+		t.perUser[userID]++
 	}
 	entry.session = op
 	entry.userID = userID
@@ -72,25 +91,42 @@ func (t *sessionTable) register(client wire.Uint128, userID uint32, op uint64, c
 	}
 }
 
-// evictOldest removes the entry with the oldest last commit (ties broken
-// by client id so the choice is deterministic).
-func (t *sessionTable) evictOldest() {
-	ids := make([]wire.Uint128, 0, len(t.entries))
-	for id := range t.entries {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := t.entries[ids[i]], t.entries[ids[j]]
-		if a.lastCommit != b.lastCommit {
-			return a.lastCommit < b.lastCommit
+// evictOldestOf removes userID's entry with the oldest last commit (ties
+// broken by client id so the choice is deterministic).
+func (t *sessionTable) evictOldestOf(userID uint32) {
+	var victim wire.Uint128
+	var oldest *clientEntry
+	for id, e := range t.entries {
+		if e.userID != userID {
+			continue
 		}
-		return ids[i].Hi < ids[j].Hi || (ids[i].Hi == ids[j].Hi && ids[i].Lo < ids[j].Lo)
-	})
-	victim := t.entries[ids[0]]
-	if victim.conn != nil {
-		victim.conn.unbind()
+		if oldest == nil || e.lastCommit < oldest.lastCommit ||
+			(e.lastCommit == oldest.lastCommit && (id.Hi < victim.Hi || (id.Hi == victim.Hi && id.Lo < victim.Lo))) {
+			victim, oldest = id, e
+		}
 	}
-	delete(t.entries, ids[0])
+	if oldest == nil {
+		return
+	}
+	if oldest.conn != nil {
+		oldest.conn.unbind()
+	}
+	t.remove(victim)
+}
+
+// remove deletes client's entry and its count.
+func (t *sessionTable) remove(client wire.Uint128) {
+	if entry, ok := t.entries[client]; ok {
+		delete(t.entries, client)
+		t.forget(entry.userID)
+	}
+}
+
+// forget drops one entry from userID's count.
+func (t *sessionTable) forget(userID uint32) {
+	if t.perUser[userID]--; t.perUser[userID] <= 0 {
+		delete(t.perUser, userID)
+	}
 }
 
 // logout removes client's entry and unbinds its connection.
@@ -99,7 +135,7 @@ func (t *sessionTable) logout(client wire.Uint128) {
 		if entry.conn != nil {
 			entry.conn.unbind()
 		}
-		delete(t.entries, client)
+		t.remove(client)
 	}
 }
 
@@ -109,7 +145,7 @@ func (t *sessionTable) releaseLocked(client wire.Uint128, connID uint32) {
 	if !ok || entry.conn == nil || entry.conn.id != connID {
 		return
 	}
-	delete(t.entries, client)
+	t.remove(client)
 }
 
 // lookup returns client's entry.

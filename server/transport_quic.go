@@ -9,8 +9,6 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"go.uber.org/zap"
-
-	"github.com/stratabroker/strata/net/wire"
 )
 
 // QUIC transport settings (PROTOCOL.md §9-§10).
@@ -21,12 +19,13 @@ const (
 	QUICProtocol        = "iggy"
 	quicKeepAlivePeriod = 10 * time.Second
 	quicMaxIdleTimeout  = 30 * time.Second
-	// quicStreamTimeout closes a stream that sends no whole request.
-	quicStreamTimeout = 60 * time.Second
-	// quicCloseProtocolViolation and quicCloseShutdown are the connection
-	// close codes of §10.
+	// quicCloseAuthFailed, quicCloseProtocolViolation and
+	// quicCloseShutdown are connection close codes of §10;
+	// quicCloseConnectionLimit is Strata's own, past connections_max.
+	quicCloseAuthFailed        quic.ApplicationErrorCode = 0x1002
 	quicCloseProtocolViolation quic.ApplicationErrorCode = 0x1004
 	quicCloseShutdown          quic.ApplicationErrorCode = 0x1003
+	quicCloseConnectionLimit   quic.ApplicationErrorCode = 0x1005
 )
 
 // startQUIC binds the [quic] listener: one bidirectional stream per
@@ -64,9 +63,14 @@ func (s *Server) startQUIC(bound *string) error {
 				}
 				return
 			}
+			if !s.guard.admit(transportQUIC, qc.RemoteAddr().String()) {
+				_ = qc.CloseWithError(quicCloseConnectionLimit, "connection limit reached")
+				continue
+			}
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
+				defer s.guard.leave()
 				s.serveQUIC(qc)
 			}()
 		}
@@ -77,41 +81,55 @@ func (s *Server) startQUIC(bound *string) error {
 
 // serveQUIC serves the streams of one QUIC connection in order.
 func (s *Server) serveQUIC(qc *quic.Conn) {
-	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now(), shard: s.assignShard()}
+	c := &connection{id: s.nextConnID.Add(1), transport: transportQUIC, address: qc.RemoteAddr().String(), lastSeen: s.now(), shard: s.assignShard(),
+		done: make(chan struct{})}
 	c.closeFn = func() { _ = qc.CloseWithError(quicCloseShutdown, "server shutting down") }
 	s.initBuffers(c)
 	defer c.releaseBuffers()
 	s.addConn(c)
 	defer s.removeConn(c)
+	limits := s.guard.limitsFor(transportQUIC)
 	for {
-		stream, err := qc.AcceptStream(context.Background())
+		bound, _, _, _ := c.binding()
+		lastSeen := c.lastRequest()
+		waitCtx, cancelWait := context.Background(), context.CancelFunc(func() {})
+		if idle := idleDeadline(bound, lastSeen, limits); !idle.IsZero() {
+			waitCtx, cancelWait = context.WithDeadline(waitCtx, idle)
+		}
+		stream, err := qc.AcceptStream(waitCtx)
+		idleExpired := waitCtx.Err() != nil
+		cancelWait()
 		if err != nil {
+			if idleExpired {
+				s.guard.stopped(transportQUIC, limitUnauthenticatedIdle, c.address, err)
+				_ = qc.CloseWithError(quicCloseAuthFailed, "not logged in")
+			}
 			return
 		}
-		_ = stream.SetDeadline(time.Now().Add(quicStreamTimeout))
-		header, body, err := wire.ReadFrameLimit(stream, c.frameBuf.data, s.cfg.MessageBus.MaxMessageSize)
+		deadline := requestDeadline(bound, lastSeen, time.Now(), limits)
+		_ = stream.SetReadDeadline(deadline)
+		frame, err := s.readRequest(c, stream, bound, limits, deadline)
 		if err != nil {
 			stream.CancelRead(0)
+			s.readEnded(c, bound, err)
 			_ = qc.CloseWithError(quicCloseProtocolViolation, "malformed frame")
 			return
 		}
 		// The request is whole: stop reading so the stream completes even
 		// when the client's FIN arrives later (one stream at a time).
 		stream.CancelRead(0)
-		if n := len(header) + len(body); n > len(c.frameBuf.data) && n <= connFrameBufferKeepMax {
-			// The reader allocated for this frame; take a pooled buffer
-			// that fits frames of this size from now on.
-			c.frameBuf.grow(n)
-		}
-		reply, keep := s.handleFrame(c, header, body)
+		reply, keep := s.handleFrame(c, frame.header, frame.body)
 		if reply.head != nil {
 			c.out = reply.join(c.out)
+			s.releaseRequest(&frame)
+			_ = stream.SetWriteDeadline(time.Now().Add(connWriteTimeout))
 			_, err := stream.Write(c.out)
 			c.keepScratch()
 			if err != nil {
 				return
 			}
 		}
+		s.releaseRequest(&frame)
 		_ = stream.Close()
 		if !keep {
 			return

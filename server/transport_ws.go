@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
@@ -31,7 +34,10 @@ func (s *Server) startWebSocket(bound *string) error {
 		}
 		ln = tls.NewListener(ln, tlsConf)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(s.serveWebSocket), ReadHeaderTimeout: httpReadHeaderTimeout}
+	// An HTTP connection that has not upgraded is not logged in either:
+	// it may sit idle between requests no longer than one that has.
+	srv := &http.Server{Handler: http.HandlerFunc(s.serveWebSocket), ReadHeaderTimeout: httpReadHeaderTimeout,
+		IdleTimeout: time.Duration(s.cfg.WebSocket.UnauthenticatedIdleTimeout)}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, ln)
 	s.wsServer = srv
@@ -49,13 +55,22 @@ func (s *Server) startWebSocket(bound *string) error {
 }
 
 // serveWebSocket upgrades one connection and serves its frames in order.
+// Past [message_bus] connections_max the upgrade is answered 503 instead.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	if !s.guard.admit(transportWebSocket, r.RemoteAddr) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "connection limit reached", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.guard.leave()
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
 	}
+	// A backstop: readRequest reads no more than the frame's size.
 	ws.SetReadLimit(int64(s.cfg.MessageBus.MaxMessageSize))
-	c := &connection{id: s.nextConnID.Add(1), transport: transportWebSocket, address: r.RemoteAddr, lastSeen: s.now(), shard: s.assignShard()}
+	c := &connection{id: s.nextConnID.Add(1), transport: transportWebSocket, address: r.RemoteAddr, lastSeen: s.now(), shard: s.assignShard(),
+		done: make(chan struct{})}
 	s.initBuffers(c)
 	defer c.releaseBuffers()
 	s.addConn(c)
@@ -63,30 +78,70 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	c.closeFn = func() { _ = ws.CloseNow() }
-	for {
-		typ, data, err := ws.Read(ctx)
-		if err != nil {
+	// expiry cancels ctx, which closes the WebSocket, when the deadline
+	// of the wait or read in progress passes.
+	var expired atomic.Bool
+	expiry := time.AfterFunc(time.Hour, func() { expired.Store(true); cancel() })
+	expiry.Stop()
+	defer expiry.Stop()
+	arm := func(deadline time.Time) {
+		if deadline.IsZero() {
+			expiry.Stop()
 			return
 		}
-		if typ != websocket.MessageBinary || len(data) < wire.HeaderSize ||
-			binary.LittleEndian.Uint32(data[48:]) != uint32(len(data)) {
+		expiry.Reset(time.Until(deadline))
+	}
+	limits := s.guard.limitsFor(transportWebSocket)
+	var extra [1]byte
+	for {
+		bound, _, _, _ := c.binding()
+		lastSeen := c.lastRequest()
+		arm(idleDeadline(bound, lastSeen, limits))
+		typ, message, err := ws.Reader(ctx)
+		if err != nil {
+			s.wsReadEnded(c, bound, expired.Load(), err)
+			return
+		}
+		if typ != websocket.MessageBinary {
 			_ = ws.Close(websocket.StatusUnsupportedData, "one binary protocol frame per message")
 			return
 		}
-		if wire.PeekCommand(data) >= wire.CommandInvalidFrom {
-			_ = ws.Close(websocket.StatusProtocolError, "invalid command byte")
+		deadline := requestDeadline(bound, lastSeen, time.Now(), limits)
+		arm(deadline)
+		frame, err := s.readRequest(c, message, bound, limits, deadline)
+		if err == nil {
+			// The message must end where the frame does.
+			if n, readErr := message.Read(extra[:]); n != 0 || !errors.Is(readErr, io.EOF) {
+				s.releaseRequest(&frame)
+				err = fmt.Errorf("%w: message longer than its frame", wire.ErrBadFrameSize)
+			}
+		}
+		expiry.Stop()
+		if err != nil {
+			switch {
+			case errors.Is(err, wire.ErrBadHeader):
+				_ = ws.Close(websocket.StatusProtocolError, "invalid command byte")
+			case errors.Is(err, wire.ErrBadFrameSize), errors.Is(err, wire.ErrTruncated):
+				_ = ws.Close(websocket.StatusUnsupportedData, "one binary protocol frame per message")
+			case errors.Is(err, errUnauthenticatedFrameSize):
+				_ = ws.Close(websocket.StatusMessageTooBig, "frame too large before login")
+			}
+			s.wsReadEnded(c, bound, expired.Load(), err)
 			return
 		}
-		reply, keep := s.handleFrame(c, data[:wire.HeaderSize], data[wire.HeaderSize:])
+		reply, keep := s.handleFrame(c, frame.header, frame.body)
 		if !keep {
+			s.releaseRequest(&frame)
 			_ = ws.Close(websocket.StatusNormalClosure, "")
 			return
 		}
 		if reply.head == nil {
+			s.releaseRequest(&frame)
 			continue
 		}
 		// One binary message per frame: header and body joined.
 		c.out = reply.join(c.out)
+		s.releaseRequest(&frame)
 		writeCtx, cancelWrite := context.WithTimeout(ctx, connWriteTimeout)
 		err = ws.Write(writeCtx, websocket.MessageBinary, c.out)
 		cancelWrite()
@@ -95,4 +150,13 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// wsReadEnded records why a WebSocket connection's read stopped; expired
+// says the connection's deadline passed (its context was cancelled).
+func (s *Server) wsReadEnded(c *connection, bound, expired bool, err error) {
+	if expired && limitOf(err, bound) == "" {
+		err = fmt.Errorf("%w: %w", os.ErrDeadlineExceeded, err)
+	}
+	s.readEnded(c, bound, err)
 }

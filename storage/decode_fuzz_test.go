@@ -63,20 +63,33 @@ func FuzzIndexDecode(f *testing.F) {
 }
 
 func FuzzPartitionSuperblockDecode(f *testing.F) {
-	good := EncodePartitionSuperblock(PartitionSuperblock{Sequence: 2, PurgeGeneration: 1, FirstOffset: 10, NextOffset: 99, Flags: 0})
-	f.Add(good[:])
-	f.Add(make([]byte, SuperblockSize))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	good := EncodePartitionSuperblock(PartitionSuperblock{Sequence: 2, PurgeGeneration: 1, FirstOffset: 10, DurableOffset: 99,
+		Flags: 7, DurableMessages: 80, ReservedOffset: 16483})
+	f.Add(good[:], uint64(0))
+	v1 := EncodePartitionSuperblock(PartitionSuperblock{Version: 1, Sequence: 3, FirstOffset: 5, DurableOffset: 90})
+	f.Add(v1[:], uint64(1))
+	f.Add(make([]byte, SuperblockSize), uint64(2))
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
 		s, err := DecodePartitionSuperblock(b)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v", err)
 			}
-			return
+		} else {
+			if s.Version != 1 && s.Version != PartitionSuperblockVersion {
+				t.Fatalf("version %d", s.Version)
+			}
+			again := EncodePartitionSuperblock(s)
+			if !bytes.Equal(again[:], b) {
+				t.Fatal("decode(encode) differs")
+			}
 		}
-		again := EncodePartitionSuperblock(s)
-		if !bytes.Equal(again[:], b) {
-			t.Fatal("decode(encode) differs")
+		// Round trip of a current-version superblock built from the input.
+		built := PartitionSuperblock{Version: PartitionSuperblockVersion, Sequence: seed, PurgeGeneration: seed >> 1,
+			FirstOffset: uint64(len(b)), DurableOffset: seed ^ 0x5555, Flags: seed * 3, DurableMessages: seed >> 3, ReservedOffset: seed + 1}
+		image := EncodePartitionSuperblock(built)
+		if got, err := DecodePartitionSuperblock(image[:]); err != nil || got != built {
+			t.Fatalf("round trip: %+v %v", got, err)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sort"
 
 	"github.com/stratabroker/strata/net/wire"
 )
@@ -38,6 +39,19 @@ type LogOptions struct {
 	// validates every batch it serves and fences the log at the first bad
 	// one. The active segment is always scanned fully.
 	TrustSealedSegments bool
+	// Superblock is the partition superblock loaded from dir; nil runs
+	// the log without one (segments must then continue each other's
+	// offsets exactly, and nothing tells a torn tail from damage). With
+	// one, recovery cuts nothing below its durable frontier, checks the
+	// message count below it, finishes an interrupted retention deletion
+	// and starts the next message at its reservation; the log then keeps
+	// the superblock (StoreSuperblock and friends, Purge,
+	// DeleteOldestSealed).
+	Superblock *PartitionSuperblock
+	// SuperblockErr says why no superblock copy is valid (Superblock then
+	// holds only the partition's Flags, Sequence 0): recovery cuts
+	// nothing and fences the log, which serves what verifies.
+	SuperblockErr error
 }
 
 // LogStats are a log's counters.
@@ -62,8 +76,33 @@ type Log struct {
 	// segments[i].next; only the last segment is written.
 	segments []*segment
 	fenced   *Corruption // set when recovery found unrepairable damage
-	failed   error       // a write or sync error; the log must be reopened
-	dirDirty bool        // a segment was created since the last SyncDir
+	torn     *tornTail   // during OpenLog: a torn tail to cut
+	// sb is the partition superblock as last durably stored (nil: the
+	// log runs without one); sbErr is why none was valid at open.
+	sb    *PartitionSuperblock
+	sbErr error
+	// sbWriting is the superblock copy written and not yet synced, in
+	// sbFile (sbCreated: the copy is a new file); nil when none.
+	sbWriting      *PartitionSuperblock
+	sbFile         File
+	sbCreated      bool
+	sbWritingBytes int64 // durableBytes when sbWriting was built
+	// Invariant: every stored message below durable is durable (synced).
+	durable uint64
+	// written counts the bytes appended since open; durableBytes, those
+	// of them known durable; recordedBytes, those the stored superblock's
+	// frontier covers. syncTarget and syncTargetBytes are what the files
+	// SyncFiles handed out cover once synced.
+	written, durableBytes, recordedBytes, syncTargetBytes int64
+	syncTarget                                            uint64
+	// sealedNext ends the segments sealed (and synced) so far, sealedBytes
+	// the bytes written when the last one was; their names may wait for a
+	// SyncDir.
+	sealedNext  uint64
+	sealedBytes int64
+
+	failed   error // a write or sync error; the log must be reopened
+	dirDirty bool  // a segment was created since the last SyncDir
 	messages uint64
 	bytes    int64
 	scanner  batchScanner
@@ -82,7 +121,11 @@ type Log struct {
 // tiling, contiguous offsets), a torn or corrupt tail of the last segment
 // is cut at the last good batch, indexes are verified against the log and
 // rebuilt where they disagree, and damage that is not a tail fences the log
-// (report.Corruption). The returned error is for I/O failures only.
+// (report.Corruption). With a superblock (LogOptions.Superblock) only
+// bytes beyond its durable frontier can be a torn tail, a log that does
+// not hold what it recorded below the frontier is fenced, a fenced log
+// keeps every byte, and the next message starts at the reservation
+// (report.Skip). The returned error is for I/O failures only.
 func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error) {
 	if opts.SegmentSizeBytes <= 0 {
 		opts.SegmentSizeBytes = SegmentSizeDefault
@@ -91,6 +134,10 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 		opts.IndexIntervalBytes = indexIntervalBytesDefault
 	}
 	l := &Log{fs: fsys, dir: dir, opts: opts}
+	if opts.Superblock != nil {
+		sb := *opts.Superblock
+		l.sb, l.sbErr = &sb, opts.SuperblockErr
+	}
 	var report RecoveryReport
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, report, fmt.Errorf("open log %s: %w", dir, err)
@@ -99,11 +146,16 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 	if err != nil {
 		return nil, report, err
 	}
+	if starts, err = l.finishRetention(starts, &report); err != nil {
+		return nil, report, err
+	}
 	if len(starts) == 0 {
 		if err := l.createSegment(opts.StartOffset); err != nil {
 			return nil, report, err
 		}
-		return l, report, l.syncDir()
+		if err := l.syncDir(); err != nil {
+			return nil, report, errors.Join(err, l.Close())
+		}
 	}
 	for i, start := range starts {
 		if err := l.recoverSegment(start, i == len(starts)-1, &report); err != nil {
@@ -113,13 +165,26 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, RecoveryReport, error)
 			break
 		}
 	}
+	l.checkFrontier()
+	l.fenceWithoutSuperblock()
+	if err := l.cutTornTail(&report); err != nil {
+		return nil, report, errors.Join(err, l.Close())
+	}
+	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
+	report.Corruption = l.fenced
 	for _, s := range l.segments {
 		l.messages += s.messages
 		l.bytes += s.size
 	}
-	l.scanner.release() // recovery's 1 MiB chunk; reads use smaller ones
+	if l.sb != nil {
+		l.durable = min(l.sb.DurableOffset, l.NextOffset())
+	}
+	if err := l.skipToReservation(&report); err != nil {
+		return nil, report, errors.Join(err, l.Close())
+	}
 	if !report.Clean() {
-		// A rebuilt index may be a new file: make its name durable.
+		// A rebuilt index or a new segment may be a new file: make its
+		// name durable.
 		if err := l.syncDir(); err != nil {
 			return nil, report, errors.Join(err, l.Close())
 		}
@@ -154,11 +219,13 @@ func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) er
 		return errors.Join(fmt.Errorf("open %s: %w", seg.indexPath(), err), seg.close())
 	}
 	l.segments = append(l.segments, seg)
-	if n := len(l.segments); n > 1 && l.segments[n-2].next != start {
+	// Offsets skipped at a recovery (skipToReservation) leave a gap
+	// before a segment; only a log with a superblock has them, and its
+	// message count below the durable frontier tells a lost segment.
+	if n := len(l.segments); n > 1 && (start < l.segments[n-2].next || (start > l.segments[n-2].next && l.sb == nil)) {
 		seg.next = start
 		l.fenced = &Corruption{File: seg.logPath, Offset: l.segments[n-2].next,
 			Err: fmt.Errorf("segment starts at %d, previous ends at %d: %w", start, l.segments[n-2].next, ErrCorrupt)}
-		report.Corruption = l.fenced
 		l.segments = l.segments[:n-1]
 		return seg.close()
 	}
@@ -186,28 +253,69 @@ func (l *Log) recoverSegment(start uint64, last bool, report *RecoveryReport) er
 	seg.size, seg.next, seg.messages, seg.entries = r.goodEnd, r.next, r.messages, r.index
 	if r.bad != nil && (!last || r.badInMiddle) {
 		l.fenced = &Corruption{File: seg.logPath, Position: r.goodEnd, Offset: r.next, Err: r.bad}
-		report.Corruption = l.fenced
 		return nil // the fenced segment's files stay as they are
 	}
+	if r.bad != nil && l.sbErr != nil {
+		// Without a superblock nothing says where a torn write may lie.
+		l.fenced = &Corruption{File: seg.logPath, Position: r.goodEnd, Offset: r.next, Err: r.bad}
+		return nil
+	}
+	if r.bad != nil && l.sb != nil && r.next < l.sb.DurableOffset {
+		// A torn write lies only beyond what was durable: damage below
+		// the recorded frontier is corruption, and nothing is cut.
+		l.fenced = &Corruption{File: seg.logPath, Position: r.goodEnd, Offset: r.next,
+			Err: fmt.Errorf("%w, below the durable frontier (offset %d) the superblock recorded, so not a torn write", r.bad, l.sb.DurableOffset)}
+		return nil
+	}
 	if r.bad != nil {
-		l.scanner.forget()
-		if err := seg.log.Truncate(r.goodEnd); err != nil {
-			return fmt.Errorf("truncate %s: %w", seg.logPath, err)
-		}
-		if err := seg.log.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", seg.logPath, err)
-		}
-		report.Truncations = append(report.Truncations, Truncation{
-			File: seg.logPath, Position: r.goodEnd, BytesDropped: size - r.goodEnd,
-			MessagesDropped: r.dropped, Reason: r.bad.Error(),
-		})
+		// A torn tail: cut once recovery knows the log is not fenced
+		// (cutTornTail), so a fenced log keeps every byte.
+		l.torn = &tornTail{seg: seg, size: size, scan: r}
+		return nil
 	}
-	if !r.indexIntact {
-		if err := l.rewriteIndex(seg); err != nil {
-			return err
-		}
-		report.IndexesRebuilt = append(report.IndexesRebuilt, seg.indexPath())
+	return l.rebuildIndex(seg, r, report)
+}
+
+// tornTail is the torn tail recovery found at the end of the last
+// segment, cut by cutTornTail.
+type tornTail struct {
+	seg  *segment
+	size int64 // the file's size before the cut
+	scan segmentScan
+}
+
+// cutTornTail truncates the last segment at the end of its valid batches
+// unless the log is fenced, and rebuilds its index if needed.
+func (l *Log) cutTornTail(report *RecoveryReport) error {
+	tail := l.torn
+	l.torn = nil
+	if tail == nil || l.fenced != nil {
+		return nil
 	}
+	seg, r := tail.seg, tail.scan
+	l.scanner.forget()
+	if err := seg.log.Truncate(r.goodEnd); err != nil {
+		return fmt.Errorf("truncate %s: %w", seg.logPath, err)
+	}
+	if err := seg.log.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", seg.logPath, err)
+	}
+	report.Truncations = append(report.Truncations, Truncation{
+		File: seg.logPath, Position: r.goodEnd, BytesDropped: tail.size - r.goodEnd,
+		MessagesDropped: r.dropped, Reason: r.bad.Error(),
+	})
+	return l.rebuildIndex(seg, r, report)
+}
+
+// rebuildIndex rewrites seg's index from the scan when it is not intact.
+func (l *Log) rebuildIndex(seg *segment, r segmentScan, report *RecoveryReport) error {
+	if r.indexIntact {
+		return nil
+	}
+	if err := l.rewriteIndex(seg); err != nil {
+		return err
+	}
+	report.IndexesRebuilt = append(report.IndexesRebuilt, seg.indexPath())
 	return nil
 }
 
@@ -364,6 +472,13 @@ func (l *Log) roll() error {
 	if err := l.syncSegment(l.active()); err != nil {
 		return err
 	}
+	// Every earlier segment was synced when it was sealed. The sealed
+	// segment's name may not be durable yet (a segment created since the
+	// last SyncDir): the frontier covers it once it is (advanceSealed).
+	l.sealedNext, l.sealedBytes = l.active().next, l.written
+	if !l.dirDirty {
+		l.markDurable(l.sealedNext, l.sealedBytes)
+	}
 	if err := l.createSegment(l.active().next); err != nil {
 		return l.fail(err)
 	}
@@ -400,6 +515,7 @@ func (l *Log) Sync() error {
 			return l.fail(err)
 		}
 	}
+	l.markDurable(l.active().next, l.written)
 	return nil
 }
 
@@ -408,8 +524,8 @@ func (l *Log) Sync() error {
 // (a synchronous SyncDir, needed only after a segment was created), then
 // appends to dst the data and index files of every segment written since
 // its last sync, and counts them as synced. The caller must fdatasync
-// every file returned before it relies on the data being durable, and
-// call Fail when one of those syncs fails.
+// every file returned before it relies on the data being durable, then
+// call FilesSynced, or Fail when one of those syncs fails.
 func (l *Log) SyncFiles(dst []File) ([]File, error) {
 	if l.failed != nil {
 		return dst, l.usable()
@@ -419,6 +535,7 @@ func (l *Log) SyncFiles(dst []File) ([]File, error) {
 			return dst, l.fail(err)
 		}
 	}
+	l.syncTarget, l.syncTargetBytes = l.active().next, l.written
 	for _, seg := range l.segments {
 		if seg.dirty {
 			dst = append(dst, seg.log, seg.index)
@@ -448,13 +565,42 @@ func (l *Log) Stats() LogStats {
 // the last readable message of a fenced log).
 func (l *Log) NextOffset() uint64 { return l.active().next }
 
-// Fenced returns the corruption that fences the log, or nil.
+// Fenced returns the corruption that fences the log, or nil. A fenced log
+// serves the verified prefix, the offsets from FirstOffset up to (not
+// including) Corruption.Offset, and refuses appends.
 func (l *Log) Fenced() *Corruption { return l.fenced }
 
+// NextStoredOffset returns offset, moved forward to the start of the next
+// segment when it lies in offsets a recovery skipped (between segments),
+// or to the oldest stored offset when it is older.
+func (l *Log) NextStoredOffset(offset uint64) uint64 {
+	i := sort.Search(len(l.segments), func(i int) bool { return l.segments[i].start > offset }) - 1
+	if i < 0 {
+		return l.segments[0].start
+	}
+	if offset >= l.segments[i].next && i+1 < len(l.segments) {
+		return l.segments[i+1].start
+	}
+	return offset
+}
+
 // DeleteOldestSealed removes up to n of the oldest sealed segments (never
-// the active one) and returns how many it removed.
+// the active one) and returns how many it removed. A log with a superblock
+// first stores the new oldest offset in it (so a crash in the middle
+// leaves files recovery finishes deleting) and refuses while fenced.
 func (l *Log) DeleteOldestSealed(n int) (int, error) {
 	deleted := 0
+	if n = min(n, len(l.segments)-1); n > 0 && l.sb != nil {
+		if err := l.usable(); err != nil {
+			return 0, err
+		}
+		if err := l.advanceSealed(); err != nil {
+			return 0, err
+		}
+		if err := l.storeFor(l.nextSuperblock(n, l.Reserved())); err != nil {
+			return 0, l.fail(err)
+		}
+	}
 	l.scanner.forget()
 	for deleted < n && len(l.segments) > 1 {
 		seg := l.segments[0]
@@ -481,8 +627,10 @@ func (l *Log) DeleteOldestSealed(n int) (int, error) {
 
 // Purge removes every segment file of the directory (fenced or not) and
 // restarts the log empty with one segment at LogOptions.StartOffset. It
-// clears a fence and a failure.
-func (l *Log) Purge() error {
+// clears a fence and a failure. A log with a superblock then stores one
+// for the empty log, recording generation as its PurgeGeneration (both
+// copies when none was valid).
+func (l *Log) Purge(generation uint64) error {
 	if err := l.Close(); err != nil {
 		return fmt.Errorf("purge %s: %w", l.dir, err)
 	}
@@ -499,6 +647,8 @@ func (l *Log) Purge() error {
 		}
 	}
 	l.segments, l.fenced, l.failed, l.messages, l.bytes = nil, nil, nil, 0, 0
+	l.durable, l.durableBytes = l.opts.StartOffset, l.written
+	l.sealedNext, l.sealedBytes = 0, l.written
 	if err := l.createSegment(l.opts.StartOffset); err != nil {
 		// Keep the invariant (one segment) with a placeholder; the failure
 		// stops all use until the log is reopened.
@@ -508,6 +658,15 @@ func (l *Log) Purge() error {
 	if err := l.syncDir(); err != nil {
 		return l.fail(err)
 	}
+	if l.sb != nil {
+		start := l.opts.StartOffset
+		s := *l.sb
+		s.PurgeGeneration, s.FirstOffset, s.DurableOffset, s.DurableMessages, s.ReservedOffset = generation, start, start, 0, start
+		if err := l.storeFor(s); err != nil {
+			return l.fail(err)
+		}
+		l.sbErr = nil
+	}
 	return nil
 }
 
@@ -516,6 +675,10 @@ func (l *Log) Purge() error {
 func (l *Log) Close() error {
 	l.scanner.forget()
 	var first error
+	if l.sbFile != nil {
+		first = l.sbFile.Close()
+		l.sbWriting, l.sbFile = nil, nil
+	}
 	for _, seg := range l.segments {
 		if err := seg.close(); err != nil && first == nil {
 			first = err

@@ -18,9 +18,17 @@ import (
 // messages appended. Every batch is validated before it is appended; a
 // damaged one ends the read with a wrapped ErrCorrupt naming the file and
 // position, after the batches before it.
+//
+// Offsets a recovery skipped (between two segments) hold no message: a
+// read from one of them starts at the next stored message. A fenced log
+// serves nothing at or beyond Corruption.Offset.
 func (l *Log) Read(dst []byte, fromOffset uint64, maxCount uint32, maxBytes int) ([]byte, uint32, error) {
 	fromOffset = max(fromOffset, l.segments[0].start)
-	if maxCount == 0 || fromOffset >= l.active().next {
+	end := l.active().next
+	if l.fenced != nil {
+		end = min(end, l.fenced.Offset)
+	}
+	if maxCount == 0 || fromOffset >= end {
 		return dst, 0, nil
 	}
 	startLen := len(dst)
@@ -30,6 +38,10 @@ func (l *Log) Read(dst []byte, fromOffset uint64, maxCount uint32, maxBytes int)
 		seg := l.segments[i]
 		if fromOffset >= seg.next {
 			continue
+		}
+		fromOffset = max(fromOffset, seg.start) // past skipped offsets
+		if fromOffset >= end {
+			break
 		}
 		l.scanner.reset(seg.log, seg.size, readChunkBytes)
 		for pos := seg.seekPosition(fromOffset); pos < seg.size && count < maxCount; {
@@ -42,6 +54,9 @@ func (l *Log) Read(dst []byte, fromOffset uint64, maxCount uint32, maxBytes int)
 			if base+messages <= fromOffset {
 				pos += int64(len(rec))
 				continue
+			}
+			if base >= end {
+				return dst, count, nil
 			}
 			if maxBytes > 0 && count > 0 && len(dst)-startLen+len(rec) > maxBytes {
 				return dst, count, nil

@@ -245,7 +245,7 @@ func TestLogCorruptSealedSegmentFences(t *testing.T) {
 	if err := l2.Append(fb.flushFrom(t, 2)); !errors.Is(err, storage.ErrLogFenced) {
 		t.Fatalf("append to a fenced log: %v", err)
 	}
-	if err := l2.Purge(); err != nil {
+	if err := l2.Purge(0); err != nil {
 		t.Fatal(err)
 	}
 	if l2.Fenced() != nil || l2.Stats().Segments != 1 {
@@ -465,7 +465,7 @@ func TestLogSegmentGapFences(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	expectRange(t, readAll(t, l2, 0), 0, 4)
-	if err := l2.Purge(); err != nil {
+	if err := l2.Purge(0); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := storage.Exists(fsys, stray); ok {

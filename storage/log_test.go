@@ -184,7 +184,7 @@ func TestLogRollsSegments(t *testing.T) {
 		t.Fatal("the active segment must stay")
 	}
 
-	if err := l2.Purge(); err != nil {
+	if err := l2.Purge(0); err != nil {
 		t.Fatal(err)
 	}
 	if s := l2.Stats(); s != (storage.LogStats{Segments: 1}) {

@@ -142,6 +142,7 @@ func (l *Log) writeSegmentChunk(seg *segment, c *batchCursor) error {
 	seg.dirty = true
 	l.messages += messages
 	l.bytes += chunkBytes
+	l.written += chunkBytes
 	return nil
 }
 

@@ -54,7 +54,7 @@ func BenchmarkLogAppendFlush(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				if l.Stats().Bytes > logBytesMax {
-					if err := l.Purge(); err != nil {
+					if err := l.Purge(0); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -32,6 +32,9 @@ type MetaJournalReport struct {
 	// Truncation is set when a torn or corrupt last entry was cut;
 	// MessagesDropped counts the dropped entries (0 or 1).
 	Truncation *Truncation
+	// SuperblockHealed: only one valid superblock copy was found and the
+	// other was rewritten from it.
+	SuperblockHealed bool
 }
 
 // MetaJournal is the metadata write-ahead journal `metadata/journal.wal`
@@ -70,7 +73,10 @@ func OpenMetaJournal(fsys FS, dir string, opts MetaJournalOptions, restore func(
 		return nil, report, fmt.Errorf("create %s: %w", dir, err)
 	}
 	j := &MetaJournal{fs: fsys, dir: dir, slots: opts.Slots}
-	record, sbReport, err := loadSuperblock(fsys, dir, metadataSuperblockMagic)
+	record, sbReport, err := loadSuperblock(fsys, dir, metadataKind, func(r superblockRecord) error {
+		_, err := metadataSuperblockOf(r)
+		return err
+	})
 	report.Superblock = sbReport
 	if err != nil {
 		return nil, report, err
@@ -78,6 +84,19 @@ func OpenMetaJournal(fsys FS, dir string, opts MetaJournalOptions, restore func(
 	if sbReport.Found {
 		if j.superblock, err = metadataSuperblockOf(record); err != nil {
 			return nil, report, fmt.Errorf("%s: %w", sbReport.File, err)
+		}
+		if sbReport.Valid < 2 {
+			// One copy is damaged or missing (a directory from before
+			// both were written at the first checkpoint): rewrite the
+			// valid record into it, so one more damaged file does not
+			// leave none.
+			healed := j.superblock
+			healed.Sequence++
+			if err := storeSuperblock(fsys, dir, metadataKind, healed.record()); err != nil {
+				return nil, report, fmt.Errorf("rewrite the other metadata superblock copy: %w", err)
+			}
+			j.superblock = healed
+			report.SuperblockHealed = true
 		}
 	}
 	if err := j.loadSnapshot(restore, &report); err != nil {
@@ -292,7 +311,14 @@ func (j *MetaJournal) Checkpoint(state []byte) error {
 		return err
 	}
 	next := MetadataSuperblock{Sequence: j.superblock.Sequence + 1, CheckpointOp: op, StateChecksum: checksum, StateLength: uint64(len(state))}
-	if err := storeSuperblock(j.fs, j.dir, metadataSuperblockMagic, next.record()); err != nil {
+	if j.superblock.Sequence == 0 {
+		// The first checkpoint creates the superblock: both copies.
+		r, err := createSuperblock(j.fs, j.dir, metadataKind, next.record())
+		if err != nil {
+			return err
+		}
+		next.Sequence = r.sequence
+	} else if err := storeSuperblock(j.fs, j.dir, metadataKind, next.record()); err != nil {
 		return err
 	}
 	j.superblock, j.checkpointOp = next, op

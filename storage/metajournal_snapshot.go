@@ -84,12 +84,12 @@ func (s MetadataSuperblock) record() superblockRecord {
 
 // EncodeMetadataSuperblock returns the on-disk image of s.
 func EncodeMetadataSuperblock(s MetadataSuperblock) [SuperblockSize]byte {
-	return encodeSuperblock(metadataSuperblockMagic, s.record())
+	return encodeSuperblock(metadataKind, s.record())
 }
 
 // DecodeMetadataSuperblock decodes and verifies one copy.
 func DecodeMetadataSuperblock(b []byte) (MetadataSuperblock, error) {
-	r, err := decodeSuperblock(metadataSuperblockMagic, b)
+	r, err := decodeSuperblock(metadataKind, b)
 	if err != nil {
 		return MetadataSuperblock{}, err
 	}

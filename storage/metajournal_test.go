@@ -206,6 +206,12 @@ func TestMetaJournalCheckpoint(t *testing.T) {
 	if err := j.Checkpoint([]byte("state@8")); err != nil {
 		t.Fatal(err)
 	}
+	// The first checkpoint creates the superblock: both copies.
+	for _, name := range []string{"/m/superblock.a", "/m/superblock.b"} {
+		if data, ok := fsys.ReadFile(name); !ok || len(data) != storage.SuperblockSize {
+			t.Fatalf("%s after the first checkpoint: %d bytes", name, len(data))
+		}
+	}
 	if j.NeedsCheckpoint() || j.CheckpointOp() != 8 {
 		t.Fatal("checkpoint did not empty the journal")
 	}
@@ -224,8 +230,8 @@ func TestMetaJournalCheckpoint(t *testing.T) {
 		t.Fatalf("restored %d %q, report %+v", s.restoredOp, s.restored, report)
 	}
 	expectOps(t, s, 12, 13)
-	if report.Superblock.File != "/m/superblock.b" {
-		t.Fatalf("second checkpoint must use superblock.b: %+v", report.Superblock)
+	if report.Superblock.File != "/m/superblock.a" || report.Superblock.Valid != 2 || report.SuperblockHealed {
+		t.Fatalf("second checkpoint (sequence 3) must use superblock.a: %+v", report.Superblock)
 	}
 	if j2.LastOp() != 13 {
 		t.Fatalf("last op %d", j2.LastOp())
@@ -237,12 +243,20 @@ func TestMetaJournalCheckpoint(t *testing.T) {
 	if err := j2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fsys.Corrupt("/m/superblock.b", 20, 0xff)
-	_, s3, report := openJournal(t, fsys, "/m", slots)
-	if report.Superblock.File != "/m/superblock.a" || len(report.Superblock.Invalid) != 1 || s3.restoredOp != 11 {
-		t.Fatalf("fallback: %+v restored %d", report.Superblock, s3.restoredOp)
+	fsys.Corrupt("/m/superblock.a", 20, 0xff)
+	j3, s3, report := openJournal(t, fsys, "/m", slots)
+	if report.Superblock.File != "/m/superblock.b" || len(report.Superblock.Invalid) != 1 || s3.restoredOp != 11 || !report.SuperblockHealed {
+		t.Fatalf("fallback: %+v restored %d", report, s3.restoredOp)
 	}
 	expectOps(t, s3, 12, 13)
+	// The damaged copy was rewritten from the valid one.
+	if err := j3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, report = openJournal(t, fsys, "/m", slots)
+	if report.Superblock.Valid != 2 || report.SuperblockHealed {
+		t.Fatalf("after healing: %+v", report)
+	}
 
 	// A damaged snapshot is an error, never an empty state.
 	fsys.Corrupt("/m/snapshot.bin", 70, 0x01)

@@ -29,18 +29,32 @@ type Corruption struct {
 	Err      error
 }
 
+// OffsetSkip describes offsets recovery skipped: the log ended at From
+// but offsets up to To were reserved (some may have been handed out to
+// messages a crash lost), so the next message gets To, in a new segment.
+type OffsetSkip struct {
+	From, To uint64
+}
+
 // RecoveryReport says what OpenLog found and changed. A caller logs every
 // entry as a warning.
 type RecoveryReport struct {
 	Truncations    []Truncation
 	IndexesRebuilt []string // index files rewritten from the log
+	// RetentionFinished lists the segment files removed because the
+	// superblock had already recorded their deletion (a crash interrupted
+	// it).
+	RetentionFinished []string
+	// Skip is set when the next offset was moved to the reservation.
+	Skip *OffsetSkip
 	// Corruption is non-nil when the log is fenced.
 	Corruption *Corruption
 }
 
 // Clean reports whether recovery changed nothing and found nothing.
 func (r *RecoveryReport) Clean() bool {
-	return len(r.Truncations) == 0 && len(r.IndexesRebuilt) == 0 && r.Corruption == nil
+	return len(r.Truncations) == 0 && len(r.IndexesRebuilt) == 0 && len(r.RetentionFinished) == 0 &&
+		r.Skip == nil && r.Corruption == nil
 }
 
 // segmentScan is the outcome of scanning one segment.

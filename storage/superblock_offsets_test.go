@@ -16,14 +16,15 @@ func TestPartitionSuperblockAlternatesAndFallsBack(t *testing.T) {
 	if _, report, err := storage.LoadPartitionSuperblock(fsys, dir); err != nil || report.Found {
 		t.Fatalf("fresh partition: %+v %v", report, err)
 	}
-	first := storage.PartitionSuperblock{Sequence: 1, FirstOffset: 0, NextOffset: 0}
+	first := storage.PartitionSuperblock{Version: storage.PartitionSuperblockVersion, Sequence: 1, FirstOffset: 0, DurableOffset: 0}
 	if err := storage.StorePartitionSuperblock(fsys, dir, first); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "superblock.b")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("a fresh partition has only superblock.a")
+		t.Fatal("StorePartitionSuperblock at sequence 1 writes only superblock.a")
 	}
-	second := storage.PartitionSuperblock{Sequence: 2, PurgeGeneration: 1, FirstOffset: 5, NextOffset: 90, Flags: 0}
+	second := storage.PartitionSuperblock{Version: storage.PartitionSuperblockVersion, Sequence: 2, PurgeGeneration: 1, FirstOffset: 5, DurableOffset: 90, Flags: 0,
+		DurableMessages: 85, ReservedOffset: 200}
 	if err := storage.StorePartitionSuperblock(fsys, dir, second); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestPartitionSuperblockTornWriteOnCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
-		if err := storage.StorePartitionSuperblock(fsys, "/p", storage.PartitionSuperblock{Sequence: seq, NextOffset: seq * 10}); err != nil {
+		if err := storage.StorePartitionSuperblock(fsys, "/p", storage.PartitionSuperblock{Sequence: seq, DurableOffset: seq * 10}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,13 +68,13 @@ func TestPartitionSuperblockTornWriteOnCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	image := storage.EncodePartitionSuperblock(storage.PartitionSuperblock{Sequence: 4, NextOffset: 40})
+	image := storage.EncodePartitionSuperblock(storage.PartitionSuperblock{Sequence: 4, DurableOffset: 40})
 	if _, err := f.WriteAt(image[:], 0); err != nil {
 		t.Fatal(err)
 	}
 	fsys.CrashTorn("/p/superblock.b", 64)
 	got, _, err := storage.LoadPartitionSuperblock(fsys, "/p")
-	if err != nil || got.Sequence != 3 || got.NextOffset != 30 {
+	if err != nil || got.Sequence != 3 || got.DurableOffset != 30 {
 		t.Fatalf("after torn write: %+v %v", got, err)
 	}
 }

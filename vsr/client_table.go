@@ -45,11 +45,11 @@ func (t *clientTable) get(client Uint128) *clientEntry {
 }
 
 // register opens a session for client at op and returns the client it
-// evicted to make room, if any.
+// evicted to make room, if any. The client must have no session: a second
+// register would silently end the session the client uses.
 func (t *clientTable) register(client Uint128, op uint64) (evicted Uint128, didEvict bool) {
-	if e := t.get(client); e != nil {
-		*e = clientEntry{client: client, session: op, lastOp: op}
-		return Uint128{}, false
+	if t.get(client) != nil {
+		panic("vsr: register of a client that has a session")
 	}
 	if len(t.entries) == t.max {
 		oldest := 0

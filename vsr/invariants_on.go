@@ -4,28 +4,59 @@ package vsr
 
 import "fmt"
 
-// assertInvariants checks the replica's state after every input. It is
-// compiled in by the invariants build tag (make test) and costs O(slots).
+// invariants is true in builds with the invariants tag, which add the
+// expensive checks.
+const invariants = true
+
+// assertInvariants checks the replica's state after every input: the cheap
+// checks of assertState, and, compiled in by the invariants build tag
+// (make test, strata-sim), those that cost O(slots).
 func (r *Replica) assertInvariants() {
+	r.assertState()
 	if r.status == StatusOpening {
 		return
 	}
-	if r.logView > r.view {
-		panic(fmt.Sprintf("vsr: log view %d above view %d", r.logView, r.view))
-	}
-	if r.checkpointOp > r.commitMin || r.commitMin > r.commitMax || r.commitMin > r.op {
-		panic(fmt.Sprintf("vsr: checkpoint %d, commit min %d, commit max %d, op %d out of order", r.checkpointOp, r.commitMin, r.commitMax, r.op))
-	}
 	for i := range r.log.entries {
 		e := &r.log.entries[i]
-		if e.present && e.prepare != nil && e.prepare.Checksum != e.header.Checksum {
+		if !e.present {
+			continue
+		}
+		if e.prepare != nil && e.prepare.Checksum != e.header.Checksum {
 			panic(fmt.Sprintf("vsr: slot %d holds a prepare that is not its header's", i))
 		}
-		if e.present && e.header.Op%uint64(len(r.log.entries)) != uint64(i) {
+		if e.header.Op%uint64(len(r.log.entries)) != uint64(i) {
 			panic(fmt.Sprintf("vsr: op %d in slot %d", e.header.Op, i))
 		}
+		if e.header.Op > r.opPrepareMax() {
+			panic(fmt.Sprintf("vsr: slot %d holds op %d beyond the journal window of checkpoint %d", i, e.header.Op, r.checkpointOp))
+		}
+		if e.durable && !e.recorded {
+			panic(fmt.Sprintf("vsr: op %d durable but not recorded", e.header.Op))
+		}
 	}
-	if r.status == StatusNormal && r.isPrimaryOf(r.view) && r.logView != r.view {
-		panic("vsr: normal primary with a stale log view")
+	r.assertLogChain()
+}
+
+// assertLogChain checks that the log holds a hash chain of headers from
+// the applied op to its head: no op between is missing, each names the one
+// below as its parent. A primary thereby holds every op of its view, and a
+// restart reloads the chain the replica acknowledged.
+func (r *Replica) assertLogChain() {
+	if r.status == StatusRecovering && r.op == r.commitMin {
+		return
+	}
+	below, ok := r.header(r.commitMin)
+	if !ok {
+		panic(fmt.Sprintf("vsr: no header of applied op %d (checkpoint %d)", r.commitMin, r.checkpointOp))
+	}
+	for op := r.commitMin + 1; op <= r.op; op++ {
+		e := r.log.at(op)
+		if e == nil {
+			panic(fmt.Sprintf("vsr: log lacks op %d between applied op %d and head %d (%s, view %d)", op, r.commitMin, r.op, r.status, r.view))
+		}
+		if e.header.Parent != below.Checksum {
+			panic(fmt.Sprintf("vsr: op %d does not chain to op %d (applied %d, head %d)", op, op-1, r.commitMin, r.op))
+		}
+		below = &e.header
 	}
 }

@@ -18,7 +18,15 @@ type logEntry struct {
 	writing bool
 	rewrite bool
 	written bool
+	// durable reports that the prepare (with its body) is durable.
 	durable bool
+	// headerWritten reports that a header record of this entry (adopted
+	// from a peer, without its body) completed its journal write.
+	headerWritten bool
+	// recorded reports that the journal durably names this entry in its
+	// slot, by its prepare or by a header record: a restart reloads it.
+	// Invariant: durable implies recorded.
+	recorded bool
 	// faulty marks a prepare that was durable but failed its checksum on
 	// read: it may have been acked, so it is never nacked.
 	faulty bool

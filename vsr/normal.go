@@ -1,9 +1,13 @@
 package vsr
 
+import "fmt"
+
 // onRequest handles a client request. Only the primary in normal status
 // acts on it; other replicas drop it and the client retries elsewhere.
 func (r *Replica) onRequest(m *Message) {
-	if !r.Primary() {
+	if !r.Primary() || r.transfer.behind {
+		// A primary waiting for a checkpoint cannot judge sessions (its
+		// client table is not its commit number's): the client retries.
 		return
 	}
 	if m.Operation == OperationReserved || m.Operation == OperationRoot || (m.Operation > OperationRegister && m.Operation < OperationUserMin) {
@@ -14,8 +18,14 @@ func (r *Replica) onRequest(m *Message) {
 	}
 	e := r.clients.get(m.Client)
 	if m.Operation == OperationRegister {
-		if e != nil && e.request == 0 && e.reply != nil {
-			r.resendReply(e)
+		// A client registers once per id. A register for a session that
+		// exists is a retry (answered from the cached reply while the
+		// session has no later request) or a late duplicate, which must
+		// never open a second session: the client already uses the first.
+		if e != nil {
+			if e.request == 0 && e.reply != nil {
+				r.resendReply(e)
+			}
 			return
 		}
 	} else {
@@ -131,6 +141,10 @@ func (r *Replica) appendPrepare(p *Message) {
 	if p.Op != r.op+1 {
 		panic("vsr: append out of order")
 	}
+	if parent, ok := r.header(r.op); !ok || parent.Checksum != p.Parent {
+		panic(fmt.Sprintf("vsr: op %d appended without its parent", p.Op))
+	}
+	r.assertInWindow(p.Op)
 	r.log.setPrepare(p)
 	r.op = p.Op
 	r.persist(p.Op)
@@ -155,6 +169,9 @@ func (r *Replica) onPrepare(m *Message) {
 		r.requestStartView(m.View)
 		return
 	}
+	if r.syncing() {
+		return // not in the view's log yet: nothing to append or ack
+	}
 	if m.View < r.view || m.Op <= r.commitMin {
 		// A prepare of an older view, resent by the primary of this view
 		// to collect acks for the log it started the view with, or an op
@@ -177,6 +194,9 @@ func (r *Replica) onPrepare(m *Message) {
 		} else {
 			r.ackHeld(m)
 		}
+	case m.Op == r.op+1 && m.Op > r.opPrepareMax():
+		// The journal slot still holds an op above our checkpoint: the
+		// prepare waits (the primary resends) until our next checkpoint.
 	case m.Op == r.op+1:
 		r.appendFromPrimary(m)
 	default:
@@ -189,7 +209,7 @@ func (r *Replica) onPrepare(m *Message) {
 // whose Parent proves m belongs to the chain; it then asks for the op
 // below if that is missing too. It reports whether m was used.
 func (r *Replica) fillHole(m *Message) bool {
-	if m.Op <= r.commitMin || m.Op >= r.op || r.log.at(m.Op) != nil {
+	if m.Op <= r.commitMin || m.Op >= r.op || r.log.at(m.Op) != nil || r.syncing() {
 		return false
 	}
 	next := r.log.at(m.Op + 1)
@@ -208,11 +228,14 @@ func (r *Replica) fillHole(m *Message) bool {
 // ackHeld acks m to the primary if the log holds m at its op: applied
 // already, or acked before in this view (the ack was lost).
 func (r *Replica) ackHeld(m *Message) {
+	if r.syncing() {
+		return
+	}
 	h, ok := r.header(m.Op)
 	if ok && h.Checksum != m.Checksum {
 		return
 	}
-	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op)) {
+	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op, r.recordedHead())) {
 		return
 	}
 	r.send(r.primaryIndex(r.view), &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
@@ -254,14 +277,16 @@ func (r *Replica) afterLogChange() {
 }
 
 // prepareReady reports whether this replica may count op as held: the body
-// is present and, in persisted mode, durable.
-func (r *Replica) prepareReady(op uint64) bool {
+// is present and, in persisted mode, durable, with every op from the
+// checkpoint up to it recorded in the journal (recorded is recordedHead()),
+// so that a restart reloads a log that reaches op.
+func (r *Replica) prepareReady(op, recorded uint64) bool {
 	e := r.log.at(op)
 	if e == nil || e.prepare == nil {
 		return false
 	}
 	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
-		return e.durable && r.sb.viewDurable(r.view, r.logView)
+		return e.durable && op <= recorded && r.sb.viewDurable(r.view, r.logView)
 	}
 	return true
 }
@@ -269,7 +294,7 @@ func (r *Replica) prepareReady(op uint64) bool {
 // sendPrepareOks acknowledges, in order, every op the backup holds beyond
 // what it acked already; an ack for op means it holds every op up to op.
 func (r *Replica) sendPrepareOks() {
-	if r.status != StatusNormal || r.Primary() {
+	if r.status != StatusNormal || r.Primary() || r.syncing() {
 		return
 	}
 	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
@@ -277,9 +302,13 @@ func (r *Replica) sendPrepareOks() {
 		return
 	}
 	primary := r.primaryIndex(r.view)
+	recorded := r.recordedHead()
 	for op := max(r.ackedOp, r.commitMax) + 1; op <= r.op; op++ {
-		if !r.prepareReady(op) {
+		if !r.prepareReady(op, recorded) {
 			break
+		}
+		if r.persisted() && op > recorded && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
+			panic(fmt.Sprintf("vsr: ack of op %d the journal does not record (recorded to %d)", op, recorded))
 		}
 		h, _ := r.header(op)
 		ok := &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: h.Checksum, Client: h.Client}}
@@ -346,15 +375,18 @@ func (r *Replica) sendCommitHeartbeat() {
 // applyCommitted applies committed ops in order while their bodies are
 // present; the primary replies to clients.
 func (r *Replica) applyCommitted() {
-	if r.transfer.behind {
-		// The log above our commit is not connected to it: only a
-		// checkpoint can bring the state forward.
+	if r.transfer.behind || r.transfer.installing || r.syncing() {
+		// Only a checkpoint can bring the state forward (or the ops above
+		// it are not known to be the view's yet).
 		return
 	}
 	for r.commitMin < r.commitMax && r.status == StatusNormal {
 		p := r.log.prepare(r.commitMin + 1)
 		if p == nil {
 			return
+		}
+		if below, ok := r.header(r.commitMin); !ok || below.Checksum != p.Parent {
+			panic(fmt.Sprintf("vsr: op %d applied without chaining to applied op %d", p.Op, r.commitMin))
 		}
 		reply := r.apply(p)
 		r.commitMin = p.Op
@@ -370,6 +402,12 @@ func (r *Replica) applyCommitted() {
 func (r *Replica) apply(p *Message) *Message {
 	switch {
 	case p.Operation == OperationRegister:
+		if r.clients.get(p.Client) != nil {
+			// A duplicate register prepared by a primary that had not yet
+			// applied the first: the session stands, and the client got
+			// (or gets on retry) the first register's reply.
+			return nil
+		}
 		evicted, did := r.clients.register(p.Client, p.Op)
 		if did && r.Primary() {
 			r.sendEviction(evicted)

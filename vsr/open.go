@@ -108,12 +108,17 @@ func (r *Replica) readCheckpoint(s superblockState, done func(error)) {
 	buf := make([]byte, (s.CheckpointSize+SectorSize-1)/SectorSize*SectorSize)
 	r.storage.Read(ZoneCheckpoint, uint64(s.CheckpointArea)*r.cfg.checkpointAreaSize(), buf, func(err error) {
 		data := buf[:s.CheckpointSize]
+		r.checkpointSize = s.CheckpointSize
+		r.checkpointChecksum = s.CheckpointChecksum
 		if err != nil || checksum(data) != s.CheckpointChecksum {
-			// The checkpoint is unreadable: start from an empty state and
-			// fetch a checkpoint from a peer.
-			r.commitMin, r.checkpointOp, r.op = 0, 0, 0
-			r.checkpointHeader = r.rootHeader
-			r.transfer.behind = s.CheckpointOp > 0
+			// The checkpoint is unreadable. Its op and header are in the
+			// superblock, so the journal's log still chains from it and the
+			// replica keeps the log it acknowledged and voted for (resetting
+			// to op 0 would let it vote in its durable log view with an
+			// empty log). Only the state is missing: nothing is applied
+			// until a peer's checkpoint at or after this op is installed.
+			r.stateMissing = true
+			r.transfer.behind = true
 			done(nil)
 			return
 		}
@@ -213,10 +218,11 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		}
 		if c.body != nil {
 			e := r.log.setPrepare(c.body)
-			e.written, e.durable = true, true
+			e.written, e.durable, e.recorded = true, true, true
 		} else {
 			e := r.log.setHeader(c.h)
 			e.faulty = c.faulty
+			e.recorded = true
 		}
 		op++
 		parentSum = c.h.Checksum

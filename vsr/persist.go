@@ -20,6 +20,10 @@ func (r *Replica) persist(op uint64) {
 		e.rewrite = true
 		return
 	}
+	r.assertInWindow(op)
+	if invariants && (!e.prepare.Valid() || e.prepare.Checksum != e.header.Checksum || e.prepare.Op != op) {
+		panic(fmt.Sprintf("vsr: journal write of an invalid prepare at op %d", op))
+	}
 	e.writing = true
 	gen := e.gen
 	r.journal.WritePrepare(op, r.nextJournalSeq(), e.prepare.Encode(nil), func(err error) {
@@ -57,12 +61,18 @@ func (r *Replica) requestSync() {
 	}
 	r.syncs.syncing = true
 	r.syncs.pending = false
-	type mark struct{ slot, gen uint64 }
+	type mark struct {
+		slot, gen uint64
+		prepare   bool // the prepare was written (else a header record)
+	}
 	var marks []mark
 	for i := range r.log.entries {
 		e := &r.log.entries[i]
-		if e.present && e.written && !e.durable {
-			marks = append(marks, mark{uint64(i), e.gen})
+		switch {
+		case e.present && e.written && !e.durable:
+			marks = append(marks, mark{uint64(i), e.gen, true})
+		case e.present && e.headerWritten && !e.recorded:
+			marks = append(marks, mark{uint64(i), e.gen, false})
 		}
 	}
 	r.storage.Sync(func(err error) {
@@ -72,16 +82,41 @@ func (r *Replica) requestSync() {
 			return
 		}
 		for _, m := range marks {
-			if e := &r.log.entries[m.slot]; e.gen == m.gen && e.present {
+			e := &r.log.entries[m.slot]
+			if e.gen != m.gen || !e.present {
+				continue
+			}
+			e.recorded = true
+			if m.prepare {
 				e.durable = true
 				r.writeRedundantHeader(e)
 			}
+		}
+		if r.sb.waitJournal {
+			r.sb.waitJournal = false
+			r.requestSuperblock()
 		}
 		r.afterLogChange()
 		if r.syncs.pending {
 			r.requestSync()
 		}
 	})
+}
+
+// recordedHead returns the highest op up to which every op above the
+// checkpoint is recorded durably in the journal (persisted mode): the log a
+// restart reloads reaches at least this op. The in-memory log is a chain,
+// so the journal's records of these ops chain from the checkpoint.
+func (r *Replica) recordedHead() uint64 {
+	op := r.checkpointOp
+	for op < r.op {
+		e := r.log.at(op + 1)
+		if e == nil || !e.recorded {
+			break
+		}
+		op++
+	}
+	return op
 }
 
 // writeRedundantHeader records the header of a durable prepare in the
@@ -114,6 +149,7 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 	}
 	kind := journal.HeaderRemoved
 	var payload []byte
+	gen := r.log.entry(op).gen
 	if h != nil {
 		kind = journal.HeaderInstalled
 		payload = make([]byte, HeaderSize)
@@ -126,8 +162,13 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 			r.fail(fmt.Errorf("journal header change op %d: %w", op, err))
 			return
 		}
-		if r.installWrites == 0 && r.sb.waitInstall {
-			r.sb.waitInstall = false
+		if e := r.log.entry(op); h != nil && e.present && e.gen == gen {
+			// The entry is recorded once a sync covers this write.
+			e.headerWritten = true
+			r.requestSync()
+		}
+		if r.installWrites == 0 && r.sb.waitJournal {
+			r.sb.waitJournal = false
 			r.requestSuperblock()
 		}
 	})
@@ -149,6 +190,20 @@ func (r *Replica) installHeader(h *Header) {
 	if old != nil && old.header.Checksum == h.Checksum {
 		return
 	}
+	r.assertInWindow(h.Op)
 	r.log.setHeader(h)
 	r.journalHeaderChange(h.Op, h)
+}
+
+// opPrepareMax is the highest op the log may hold. The journal slot of any
+// higher op still holds an op above the durable checkpoint, which a
+// restart replays from the checkpoint: overwriting it would cut the log a
+// restarted replica reloads short of what it acknowledged or voted for.
+func (r *Replica) opPrepareMax() uint64 { return r.checkpointOp + r.cfg.JournalSlots }
+
+// assertInWindow panics if op may not enter the log (opPrepareMax).
+func (r *Replica) assertInWindow(op uint64) {
+	if op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: op %d beyond the journal window of checkpoint %d", op, r.checkpointOp))
+	}
 }

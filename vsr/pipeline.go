@@ -36,6 +36,7 @@ func (r *Replica) tryCommit() {
 	if r.cfg.Bugs.Has(BugCommitWithoutQuorum) {
 		quorum = 1
 	}
+	recorded := r.recordedHead()
 	for r.commitMax < r.op {
 		op := r.commitMax + 1
 		e := r.log.at(op)
@@ -43,7 +44,7 @@ func (r *Replica) tryCommit() {
 			break
 		}
 		acks := bitCount(e.oks)
-		if r.prepareReady(op) {
+		if r.prepareReady(op, recorded) {
 			acks++
 		}
 		if acks < quorum {

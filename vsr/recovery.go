@@ -18,6 +18,9 @@ func (r *Replica) startRecovery() {
 }
 
 func (r *Replica) sendRecovery() {
+	if r.transfer.behind {
+		r.requestCheckpoint()
+	}
 	r.broadcast(&Message{Header: Header{Command: CommandRecovery, View: r.view, Context: Uint128{Lo: r.recovery.nonce}}})
 }
 
@@ -95,13 +98,28 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		return
 	}
 	headers, err := decodeChain(from.Body)
-	if err != nil {
+	if err != nil || headers[len(headers)-1].Op != from.Op {
 		r.recovery.responses[from.Replica] = nil
 		return
 	}
-	r.view = latest
+	if !r.chainHoldable(headers, from.Op) {
+		// The cluster's log is beyond what this replica's checkpoint can
+		// reach: fetch a checkpoint first, then recover on a later round.
+		if r.sb.checkpoint == nil && !r.transfer.installing {
+			r.transfer.behind = true
+			r.requestCheckpoint()
+		}
+		r.recovery.responses = [ReplicaCountMax]*Message{}
+		return
+	}
+	// The view this replica last recorded durably may be one that never
+	// started (no quorum reached it): having promised it, the replica must
+	// not act in an older view, so it never goes back below it.
+	promised := r.view
+	r.view = max(latest, promised)
 	r.logView = from.LogView
 	r.installChain(headers, from.Op)
+	r.sb.logViewOp = r.op
 	// This replica may have acked these ops before it lost them: it must
 	// never nack them in a view change.
 	for op := r.commitMin + 1; op <= r.op; op++ {
@@ -109,12 +127,13 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			e.faulty = true
 		}
 	}
-	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange {
-		// Without the primary's word this replica cannot rejoin the view
-		// as it stands: it takes the log into a new view change.
+	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange || promised > latest {
+		// Without the primary's word (or when it promised a later view)
+		// this replica cannot rejoin the view as it stands: it takes the
+		// log into a new view change.
 		r.advanceCommitMax(min(from.Commit, r.op))
 		r.recovery.responses = [ReplicaCountMax]*Message{}
-		r.startViewChange(latest + 1)
+		r.startViewChange(max(latest+1, promised))
 		return
 	}
 	r.logView = from.View

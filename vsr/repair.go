@@ -15,6 +15,14 @@ func (r *Replica) repair() {
 	if r.status != StatusNormal {
 		return
 	}
+	if r.syncing() {
+		// Not in the view's log yet: ask for it again once no checkpoint
+		// is on its way (syncTo).
+		if r.sb.checkpoint == nil && !r.transfer.installing {
+			r.requestStartView(r.view)
+		}
+		return
+	}
 	if !r.Primary() && (r.commitMax > r.op) {
 		r.requestHeaders()
 	}
@@ -65,7 +73,7 @@ func (r *Replica) repairPeer(attempt uint64) uint8 {
 
 // requestHeaders asks the primary for its log's chain of headers.
 func (r *Replica) requestHeaders() {
-	if r.Primary() || r.status != StatusNormal {
+	if r.Primary() || r.status != StatusNormal || r.syncing() {
 		return
 	}
 	if r.lastHeadersRequest != 0 && r.timers.ticks-r.lastHeadersRequest < r.cfg.RepairTimeoutTicks/2 {
@@ -116,10 +124,26 @@ func (r *Replica) onHeaders(m *Message) {
 		return
 	}
 	r.timers.normalHeartbeat.reset()
-	if m.Op >= r.op {
-		r.installChain(headers, m.Op)
-	}
 	r.advanceCommitMax(m.Commit)
+	if r.syncing() {
+		return // only a StartView brings it into the view's log
+	}
+	if m.Op >= r.op {
+		// The log is a prefix of the primary's: take what the journal
+		// window holds.
+		op := min(m.Op, r.opPrepareMax())
+		for len(headers) > 0 && headers[len(headers)-1].Op > op {
+			headers = headers[:len(headers)-1]
+		}
+		switch {
+		case len(headers) > 0 && r.chainConnects(headers):
+			r.installChain(headers, op)
+		case !r.transfer.installing && r.sb.checkpoint == nil:
+			// The chain starts beyond what the log reaches: the ops
+			// between are gone from the primary's journal.
+			r.transfer.behind = true
+		}
+	}
 	r.repair()
 	r.afterLogChange()
 }

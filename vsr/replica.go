@@ -73,8 +73,18 @@ type Replica struct {
 	// Invariant: checkpointChecksum == checksum(checkpointData) when
 	// checkpointData is not empty.
 	checkpointChecksum Uint128
-	checkpointArea     uint8
-	rootHeader         Header
+	// checkpointSize is the size of the durable checkpoint: that of
+	// checkpointData, or, while stateMissing, of the checkpoint the
+	// superblock names but the replica could not read back.
+	checkpointSize uint64
+	checkpointArea uint8
+	// stateMissing is set when the checkpoint at checkpointOp could not be
+	// read back at open: the log above it is intact (the journal chains
+	// from the checkpoint's header, which the superblock holds), but the
+	// state machine is empty, so nothing is applied until a checkpoint at
+	// checkpointOp or later is fetched from a peer (transfer.behind).
+	stateMissing bool
+	rootHeader   Header
 
 	log          log
 	clients      clientTable
@@ -317,6 +327,11 @@ func (r *Replica) Step(m *Message) {
 	case CommandRecoveryResponse:
 		r.onRecoveryResponse(m)
 		return
+	case CommandCheckpoint:
+		// A recovering replica may need a checkpoint before it can hold
+		// the cluster's log.
+		r.onCheckpoint(m)
+		return
 	}
 	if r.status == StatusRecovering {
 		return
@@ -383,4 +398,27 @@ func (r *Replica) header(op uint64) (*Header, bool) {
 		return &r.checkpointHeader, true
 	}
 	return nil, false
+}
+
+// assertState checks the cheap invariants of the replica's state after
+// every input (always on; the invariants build adds the expensive ones).
+func (r *Replica) assertState() {
+	if r.status == StatusOpening {
+		return
+	}
+	if r.logView > r.view {
+		panic(fmt.Sprintf("vsr: log view %d above view %d", r.logView, r.view))
+	}
+	if r.checkpointOp > r.commitMin || r.commitMin > r.commitMax || r.commitMin > r.op {
+		panic(fmt.Sprintf("vsr: checkpoint %d, commit min %d, commit max %d, op %d out of order", r.checkpointOp, r.commitMin, r.commitMax, r.op))
+	}
+	if r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: op %d beyond the journal window of checkpoint %d", r.op, r.checkpointOp))
+	}
+	if r.status == StatusNormal && r.isPrimaryOf(r.view) && (r.logView != r.view || r.commitMax > r.op) {
+		panic(fmt.Sprintf("vsr: normal primary with log view %d in view %d, commit %d past op %d", r.logView, r.view, r.commitMax, r.op))
+	}
+	if r.stateMissing && (r.commitMin != r.checkpointOp || !(r.transfer.behind || r.transfer.installing)) {
+		panic(fmt.Sprintf("vsr: missing state at checkpoint %d with commit %d, not fetching it", r.checkpointOp, r.commitMin))
+	}
 }

@@ -9,7 +9,10 @@ import (
 // from a stale view while the majority commits a different op at the same
 // position in a newer view; then a view change pairs the old primary with a
 // replica of the newer view. It returns the agreement violation, if any.
-func viewChangeLogScenario(t *testing.T, bugs BugSet) string {
+func viewChangeLogScenario(t *testing.T, bugs BugSet) (violation string) {
+	if bugs != 0 {
+		defer catchAssertion(&violation)
+	}
 	cfg := DefaultConfig(7, 3, 0)
 	cfg.JournalSlots = 64
 	cfg.PipelinePrepareMax = 4

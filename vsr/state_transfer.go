@@ -22,6 +22,9 @@ type stateTransfer struct {
 	buf    []byte
 	// ready holds a complete, verified checkpoint waiting to be installed.
 	ready []byte
+	// installing is set while a transferred checkpoint is being made
+	// durable (finishTransfer restores it).
+	installing bool
 }
 
 // encodeCheckpoint lays out a checkpoint: magic, the header of its op, the
@@ -37,10 +40,9 @@ func (r *Replica) encodeCheckpoint(h *Header) []byte {
 	return append(data, r.sm.Checkpoint()...)
 }
 
-// restoreCheckpoint replaces the client table and state machine with data
-// and returns the checkpoint's header. A checkpoint at or below appliedOp
-// would undo applied ops and is refused. On error nothing changes.
-func (r *Replica) restoreCheckpoint(data []byte, appliedOp uint64) (Header, error) {
+// checkpointHeaderOf returns the header a checkpoint's bytes name,
+// without restoring anything.
+func checkpointHeaderOf(data []byte) (Header, error) {
 	var h Header
 	if len(data) < 4+HeaderSize+8 || binary.LittleEndian.Uint32(data) != checkpointMagic {
 		return h, fmt.Errorf("%w: frame", ErrCheckpoint)
@@ -48,8 +50,22 @@ func (r *Replica) restoreCheckpoint(data []byte, appliedOp uint64) (Header, erro
 	if err := h.Decode(data[4:]); err != nil {
 		return h, fmt.Errorf("%w: header: %w", ErrCheckpoint, err)
 	}
-	if h.Op <= appliedOp {
-		return h, fmt.Errorf("%w: checkpoint op %d not above applied op %d", ErrCheckpoint, h.Op, appliedOp)
+	if h.Command != CommandPrepare {
+		return h, fmt.Errorf("%w: header of a %s", ErrCheckpoint, h.Command)
+	}
+	return h, nil
+}
+
+// restoreCheckpoint replaces the client table and state machine with data
+// and returns the checkpoint's header. A checkpoint below opMin would undo
+// applied ops and is refused. On error nothing changes.
+func (r *Replica) restoreCheckpoint(data []byte, opMin uint64) (Header, error) {
+	h, err := checkpointHeaderOf(data)
+	if err != nil {
+		return h, err
+	}
+	if h.Op < opMin {
+		return h, fmt.Errorf("%w: checkpoint op %d below %d", ErrCheckpoint, h.Op, opMin)
 	}
 	rest := data[4+HeaderSize:]
 	n := binary.LittleEndian.Uint64(rest)
@@ -69,6 +85,16 @@ func (r *Replica) restoreCheckpoint(data []byte, appliedOp uint64) (Header, erro
 	return h, nil
 }
 
+// transferOpMin is the lowest checkpoint op worth installing: one past
+// what the replica applied, or the op of its own checkpoint when it could
+// not read that back (stateMissing).
+func (r *Replica) transferOpMin() uint64 {
+	if r.stateMissing {
+		return r.commitMin
+	}
+	return r.commitMin + 1
+}
+
 // maybeCheckpoint takes a checkpoint when the journal since the last one
 // holds a checkpoint interval of ops or half of WALBytesMax.
 func (r *Replica) maybeCheckpoint() {
@@ -79,22 +105,36 @@ func (r *Replica) maybeCheckpoint() {
 	if !due && r.walBytes() < r.cfg.WALBytesMax/2 {
 		return
 	}
+	r.checkpointNow()
+}
+
+// checkpointNow checkpoints the state at commitMin, if that is newer than
+// the checkpoint and no checkpoint write is in flight. Besides the
+// interval (maybeCheckpoint), a replica calls it to move its journal
+// window (opPrepareMax) forward to hold a view's log.
+func (r *Replica) checkpointNow() {
+	if r.sb.checkpoint != nil || r.commitMin == r.checkpointOp || r.stateMissing {
+		return
+	}
 	h, ok := r.header(r.commitMin)
 	if !ok {
 		panic("vsr: applied op without a header")
 	}
-	r.writeCheckpoint(*h, r.encodeCheckpoint(h))
+	r.writeCheckpoint(*h, r.encodeCheckpoint(h), false)
 }
 
 // writeCheckpoint writes data to the area not used by the durable
 // checkpoint, syncs it, then records it in the superblock; it takes effect
 // when that superblock is durable.
-func (r *Replica) writeCheckpoint(h Header, data []byte) {
+func (r *Replica) writeCheckpoint(h Header, data []byte, transferred bool) {
 	if uint64(len(data)) > r.cfg.checkpointAreaSize() {
 		r.fail(fmt.Errorf("%w: %d bytes exceed the area of %d", ErrCheckpoint, len(data), r.cfg.checkpointAreaSize()))
 		return
 	}
-	c := &pendingCheckpoint{op: h.Op, header: h, data: data, checksum: checksum(data), area: 1 - r.checkpointArea}
+	if r.sb.checkpoint != nil || h.Op < r.checkpointOp || (h.Op == r.checkpointOp && !r.stateMissing) {
+		panic(fmt.Sprintf("vsr: checkpoint of op %d written over checkpoint %d (pending %v)", h.Op, r.checkpointOp, r.sb.checkpoint != nil))
+	}
+	c := &pendingCheckpoint{op: h.Op, header: h, data: data, checksum: checksum(data), area: 1 - r.checkpointArea, transferred: transferred}
 	r.sb.checkpoint = c
 	padded := make([]byte, (uint64(len(data))+SectorSize-1)/SectorSize*SectorSize)
 	copy(padded, data)
@@ -150,10 +190,14 @@ func (r *Replica) onCheckpoint(m *Message) {
 	if m.Commit > r.cfg.checkpointAreaSize() {
 		return
 	}
-	if m.CheckpointOp <= r.commitMin {
+	if r.transfer.installing {
+		return
+	}
+	if m.CheckpointOp < r.transferOpMin() {
 		// The peer's checkpoint is no newer than our state, so what we miss
-		// is still in its journal: go back to repairing op by op.
-		if r.transfer.behind && r.transfer.ready == nil {
+		// is still in its journal: go back to repairing op by op (a replica
+		// that must install some checkpoint keeps asking).
+		if r.transfer.behind && r.transfer.ready == nil && !r.stateMissing && !r.syncing() {
 			r.transfer.behind = false
 			r.transfer.buf = r.transfer.buf[:0]
 		}
@@ -187,28 +231,51 @@ func (r *Replica) onCheckpoint(m *Message) {
 	r.installTransferred()
 }
 
-// installTransferred restores a fetched checkpoint, unless a local
-// checkpoint write is in flight (then the repair timer retries).
+// installTransferred makes a fetched checkpoint the replica's durable
+// checkpoint, unless a local checkpoint write is in flight (then the
+// repair timer retries). The state is restored only once the superblock
+// naming the checkpoint is durable (finishTransfer): until then the
+// replica runs on, behind, with its durable checkpoint and journal
+// unchanged, so a crash meanwhile restarts it with the log it had.
 func (r *Replica) installTransferred() {
 	data := r.transfer.ready
-	if r.sb.checkpoint != nil {
+	if data == nil || r.sb.checkpoint != nil || r.transfer.installing {
 		return
 	}
 	r.transfer.ready = nil
-	h, err := r.restoreCheckpoint(data, r.commitMin)
-	if err != nil {
+	h, err := checkpointHeaderOf(data)
+	if err != nil || h.Op < r.transferOpMin() {
 		return
 	}
+	r.transfer.installing = true
+	r.writeCheckpoint(h, data, true)
+}
+
+// finishTransfer restores a transferred checkpoint whose superblock just
+// became durable (checkpointOp already names it) and fits the log to it.
+func (r *Replica) finishTransfer(data []byte) {
+	r.transfer.installing = false
+	h, err := r.restoreCheckpoint(data, r.transferOpMin())
+	if err != nil {
+		// The checkpoint passed its checksum but does not restore: the
+		// peer's state is unusable, and it is now this replica's durable
+		// checkpoint. Fence the replica rather than run on a wrong state.
+		r.fail(fmt.Errorf("transferred checkpoint of op %d: %w", h.Op, err))
+		return
+	}
+	if h.Checksum != r.checkpointHeader.Checksum {
+		panic("vsr: restored checkpoint is not the durable one")
+	}
 	r.transfer.behind = false
+	r.stateMissing = false
 	oldCommit := r.commitMin
 	r.commitMin = h.Op
 	r.commitMax = max(r.commitMax, h.Op)
-	if r.op < h.Op {
-		r.op = h.Op
-	}
-	// The ops the checkpoint skipped now count as applied: keep only those
-	// that the checkpoint's header chain vouches for, so that no stale
-	// prepare is ever reported (Committed) or served as committed.
+	// The ops the checkpoint skipped now count as applied: keep in the
+	// ring only those its header chain vouches for, so that no stale
+	// prepare is ever reported (Committed) or served as committed. They
+	// are below the durable checkpoint, which a restart starts from, so
+	// the journal needs no record of their removal.
 	expected := h.Checksum
 	for op := h.Op; op > oldCommit && h.Op-op < r.cfg.JournalSlots; op-- {
 		e := r.log.at(op)
@@ -217,17 +284,28 @@ func (r *Replica) installTransferred() {
 			continue
 		}
 		expected = Uint128{}
-		r.removeOp(op)
+		r.log.remove(op)
 	}
 	for i := range r.log.entries {
-		if e := &r.log.entries[i]; e.present && e.header.Op > oldCommit && e.header.Op+r.cfg.JournalSlots <= h.Op {
-			r.removeOp(e.header.Op)
+		if e := &r.log.entries[i]; e.present && e.header.Op+r.cfg.JournalSlots <= h.Op {
+			r.log.remove(e.header.Op)
 		}
 	}
-	if existing, ok := r.log.header(h.Op); !ok || existing.Checksum != h.Checksum {
-		r.log.setHeader(&h)
+	// Above the checkpoint the log keeps the ops that chain to it.
+	head, parent := h.Op, h.Checksum
+	for head < r.op {
+		e := r.log.at(head + 1)
+		if e == nil || e.header.Parent != parent {
+			break
+		}
+		head, parent = head+1, e.header.Checksum
 	}
-	r.writeCheckpoint(h, data)
+	r.truncate(head)
+	r.op = max(r.op, h.Op)
+	if r.commitMin != r.checkpointOp || r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: transferred checkpoint %d left commit %d, checkpoint %d, op %d", h.Op, r.commitMin, r.checkpointOp, r.op))
+	}
+	r.assertLogChain()
 	r.repair()
 	r.afterLogChange()
 }

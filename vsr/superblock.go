@@ -101,6 +101,11 @@ type pendingCheckpoint struct {
 	checksum Uint128 // checksum(data)
 	area     uint8
 	synced   bool
+	// transferred marks a checkpoint fetched from a peer: the replica
+	// restores it only once the superblock naming it is durable, so that
+	// until then its durable checkpoint and journal still describe the log
+	// it runs (a restart from the old checkpoint finds that log intact).
+	transferred bool
 }
 
 // superblockWriter serialises superblock writes: one in flight, and a
@@ -110,9 +115,15 @@ type superblockWriter struct {
 	writing    bool
 	dirty      bool
 	checkpoint *pendingCheckpoint
-	// waitInstall is set while a superblock write waits for journal
-	// header changes to complete.
-	waitInstall bool
+	// waitJournal is set while a superblock write waits for the journal:
+	// for header changes to complete, or (persisted, when the log view
+	// changes) for the log it records to be durable.
+	waitJournal bool
+	// logViewOp is the replica's op when its log view last changed: the
+	// superblock that makes that log view durable waits until the journal
+	// records every op up to it (recordedHead), so that a restarted replica
+	// never holds a log view with a log shorter than the one it joined.
+	logViewOp uint64
 }
 
 // viewDurable reports whether the durable superblock records view and
@@ -133,11 +144,11 @@ func (r *Replica) superblockSnapshot() superblockState {
 		Commit:             r.commitMin,
 		CheckpointOp:       r.checkpointOp,
 		CheckpointArea:     r.checkpointArea,
-		CheckpointSize:     uint64(len(r.checkpointData)),
+		CheckpointSize:     r.checkpointSize,
 		CheckpointChecksum: r.checkpointChecksum,
 		CheckpointHeader:   r.checkpointHeader,
 	}
-	if len(r.checkpointData) == 0 {
+	if r.checkpointSize == 0 {
 		s.CheckpointChecksum = Uint128{}
 	}
 	if c := r.sb.checkpoint; c != nil && c.synced {
@@ -156,27 +167,42 @@ func (r *Replica) requestSuperblock() {
 		r.sb.dirty = true
 		return
 	}
-	if r.installWrites > 0 {
-		r.sb.waitInstall = true
+	if r.installWrites > 0 || !r.logViewRecorded() {
+		r.sb.waitJournal = true
 		return
 	}
 	r.sb.writing = true
 	r.sb.dirty = false
 	// Sync first: journal changes of the log this superblock describes
-	// must be durable before it is.
+	// must be durable before it is. The state is taken now, while no
+	// journal header change is in flight, so that the sync covers every
+	// one the log it records depends on; what changes while the sync runs
+	// goes into the next superblock (dirty).
+	s := r.superblockSnapshot()
 	r.storage.Sync(func(err error) {
 		if err != nil {
 			r.sb.writing = false
 			r.fail(fmt.Errorf("superblock pre-sync: %w", err))
 			return
 		}
-		r.writeSuperblock()
+		r.writeSuperblock(s)
 	})
 }
 
-// writeSuperblock writes and syncs one superblock copy of the current state.
-func (r *Replica) writeSuperblock() {
-	s := r.superblockSnapshot()
+// logViewRecorded reports whether the journal records the log of the
+// replica's log view, as far as a superblock that makes the log view
+// durable needs (persisted mode): every op up to logViewOp.
+func (r *Replica) logViewRecorded() bool {
+	if !r.persisted() || r.logView == r.sb.durable.LogView {
+		return true
+	}
+	return r.recordedHead() >= min(r.sb.logViewOp, r.op)
+}
+
+// writeSuperblock writes and syncs one superblock copy of s, a state taken
+// when every journal write it depends on had completed.
+func (r *Replica) writeSuperblock(s superblockState) {
+	r.assertSuperblockAdvances(&s)
 	buf := make([]byte, SectorSize)
 	encodeSuperblock(&s, buf)
 	offset := (s.Sequence % superblockCopies) * SectorSize
@@ -207,9 +233,13 @@ func (r *Replica) onSuperblockDurable() {
 		r.checkpointOp = c.op
 		r.checkpointHeader = c.header
 		r.checkpointData = c.data
+		r.checkpointSize = uint64(len(c.data))
 		r.checkpointChecksum = c.checksum
 		r.checkpointArea = c.area
 		r.sb.checkpoint = nil
+		if c.transferred {
+			r.finishTransfer(c.data)
+		}
 	}
 	switch r.status {
 	case StatusViewChange:
@@ -279,5 +309,19 @@ func (r *Replica) pickSuperblock(buf []byte, errs [superblockCopies]error, done 
 		done(superblockState{}, true, nil)
 	default:
 		done(superblockState{}, false, ErrSuperblock)
+	}
+}
+
+// assertSuperblockAdvances panics if s, about to be written, would take
+// the durable state backwards: the sequence moves by one, and neither the
+// view, the log view nor the checkpoint ever decrease.
+func (r *Replica) assertSuperblockAdvances(s *superblockState) {
+	d := &r.sb.durable
+	if s.Sequence != d.Sequence+1 || s.View < d.View || s.LogView > s.View || s.CheckpointOp < d.CheckpointOp {
+		panic(fmt.Sprintf("vsr: superblock goes backwards: sequence %d view %d log view %d checkpoint %d after sequence %d view %d log view %d checkpoint %d",
+			s.Sequence, s.View, s.LogView, s.CheckpointOp, d.Sequence, d.View, d.LogView, d.CheckpointOp))
+	}
+	if s.CheckpointHeader.Op != s.CheckpointOp || (s.CheckpointOp > 0 && s.CheckpointSize == 0) {
+		panic(fmt.Sprintf("vsr: superblock checkpoint %d with header of op %d and %d bytes", s.CheckpointOp, s.CheckpointHeader.Op, s.CheckpointSize))
 	}
 }

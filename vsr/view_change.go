@@ -80,6 +80,9 @@ func (r *Replica) maybeSendDoViewChange() {
 		r.requestSuperblock()
 		return
 	}
+	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) {
+		panic("vsr: DoViewChange before its view is durable")
+	}
 	r.viewChange.dvcSent = true
 	body, count := r.doViewChangeBody()
 	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
@@ -154,8 +157,27 @@ func (r *Replica) startView() {
 		return
 	}
 	op := r.truncateNacked(headers, best.Op, max(commit, r.commitMin))
-	for len(headers) > 1 && headers[len(headers)-1].Op > op {
-		headers = headers[:len(headers)-1]
+	holdable := op <= r.opPrepareMax()
+	if headers[0].Op > op {
+		// Every op of the chain was nacked: the log ends at the parent of
+		// its first op, which this replica must hold (or have applied).
+		below, ok := r.header(op)
+		holdable = holdable && (op <= r.commitMin || (ok && below.Checksum == headers[0].Parent))
+		headers = nil
+	} else {
+		for headers[len(headers)-1].Op > op {
+			headers = headers[:len(headers)-1]
+		}
+		holdable = holdable && r.chainConnects(headers)
+	}
+	if !holdable {
+		// This replica cannot hold the view's log: its checkpoint is too
+		// far behind the log's head for its journal, or its log does not
+		// reach the chain. It must not lead the view (a primary holds every
+		// op of its view, durably); the primary of the next view takes over
+		// and this replica joins that view by catching up first.
+		r.startViewChange(r.view + 1)
+		return
 	}
 	r.installChain(headers, op)
 	r.status = StatusNormal
@@ -170,6 +192,9 @@ func (r *Replica) startView() {
 			e.oks = 0
 		}
 	}
+	if !r.Primary() || r.commitMax > r.op || r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: view %d started with commit %d, op %d, window to %d", r.view, r.commitMax, r.op, r.opPrepareMax()))
+	}
 	r.broadcast(&Message{Header: Header{Command: CommandStartView, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMax, CheckpointOp: r.checkpointOp}, Body: r.chainBody()})
 	r.repair()
 	r.tryCommit()
@@ -178,6 +203,7 @@ func (r *Replica) startView() {
 // enterNormal resets timers and per-view state after the replica became
 // normal in r.view.
 func (r *Replica) enterNormal() {
+	r.sb.logViewOp = r.op
 	r.timers.stopAll()
 	r.viewChange.reset()
 	r.ackedOp = 0
@@ -196,24 +222,61 @@ func (r *Replica) enterNormal() {
 }
 
 func (r *Replica) onStartView(m *Message) {
-	if m.View < r.view || (m.View == r.view && r.status == StatusNormal) {
+	if m.View < r.view || (m.View == r.view && r.status == StatusNormal && !r.syncing()) {
 		return
 	}
 	if r.isPrimaryOf(m.View) || m.Replica != r.primaryIndex(m.View) {
 		return
 	}
 	headers, err := decodeChain(m.Body)
-	if err != nil {
+	if err != nil || headers[len(headers)-1].Op != m.Op {
+		return
+	}
+	r.advanceCommitMax(m.Commit)
+	if !r.chainHoldable(headers, m.Op) {
+		r.syncTo(m.View, r.chainConnects(headers), m.Op)
 		return
 	}
 	r.view = m.View
-	r.logView = m.View
 	r.status = StatusNormal
 	r.installChain(headers, m.Op)
-	r.advanceCommitMax(m.Commit)
+	r.logView = m.View
+	if r.op != m.Op {
+		panic(fmt.Sprintf("vsr: joined view %d at op %d, its log ends at %d", m.View, r.op, m.Op))
+	}
 	r.enterNormal()
 	r.repair()
 	r.afterLogChange()
+}
+
+// syncing reports whether the replica is a backup in normal status that
+// has not joined its view's log yet (syncTo): it keeps the log of an older
+// log view, and acks, applies and installs nothing until it has.
+func (r *Replica) syncing() bool {
+	return r.status == StatusNormal && r.logView != r.view
+}
+
+// syncTo makes a backup that cannot hold the log of view (chainHoldable)
+// follow view without joining its log: it keeps its log and log view (so
+// that it never votes with a log view whose log it does not hold), and
+// moves its checkpoint forward first, locally when what it applied
+// connects to the chain and lets its journal reach op, else by state
+// transfer. repair then asks for the StartView again.
+func (r *Replica) syncTo(view uint64, connects bool, op uint64) {
+	if view > r.view || r.status != StatusNormal {
+		r.view = view
+		r.status = StatusNormal
+		r.enterNormal()
+	}
+	if r.sb.checkpoint != nil || r.transfer.installing {
+		return // a checkpoint is on its way: its window may suffice
+	}
+	if connects && op <= r.commitMin+r.cfg.JournalSlots && r.commitMin > r.checkpointOp && !r.transfer.behind {
+		r.checkpointNow()
+		return
+	}
+	r.transfer.behind = true
+	r.repair()
 }
 
 // requestStartView asks the primary of view for its StartView; a replica
@@ -344,14 +407,52 @@ func decodeChain(body []byte) ([]Header, error) {
 	return headers, nil
 }
 
-// installChain makes the log match the authoritative chain that ends at op:
-// headers that differ replace ours (losing their bodies, to be repaired),
-// ops above op are truncated, and if the chain does not connect to what we
-// hold below it, the unverifiable ops between are dropped and the replica
-// must repair them or fetch a checkpoint.
+// chainConnects reports whether the authoritative chain headers (oldest
+// first, not empty) connects to what the replica applied: it reaches down
+// to commitMin, agreeing with the applied op there, or its first op sits
+// right above an op the log holds, with the checksum the chain names as
+// its parent (the log is a chain down to commitMin).
+func (r *Replica) chainConnects(headers []Header) bool {
+	first, last := &headers[0], &headers[len(headers)-1]
+	if first.Op > r.commitMin+1 {
+		below, ok := r.header(first.Op - 1)
+		return ok && below.Checksum == first.Parent
+	}
+	if last.Op < r.commitMin {
+		return false // a chain of a log that lacks an applied op
+	}
+	applied, ok := r.header(r.commitMin)
+	if !ok {
+		panic(fmt.Sprintf("vsr: no header of applied op %d", r.commitMin))
+	}
+	agrees := applied.Checksum == first.Parent
+	if first.Op <= r.commitMin {
+		agrees = headers[r.commitMin-first.Op].Checksum == applied.Checksum
+	}
+	if !agrees && invariants {
+		panic(fmt.Sprintf("vsr: a view's log disagrees with applied op %d", r.commitMin))
+	}
+	return agrees
+}
+
+// chainHoldable reports whether the log can take the chain headers ending
+// at op: op is within the journal window (opPrepareMax) and the chain
+// connects to what the replica applied.
+func (r *Replica) chainHoldable(headers []Header, op uint64) bool {
+	return op <= r.opPrepareMax() && r.chainConnects(headers)
+}
+
+// installChain makes the log match the authoritative chain headers that
+// ends at op, which the replica can hold (chainHoldable): headers that
+// differ replace ours (losing their bodies, to be repaired) and ops above
+// op are truncated. headers may be empty when the log ends below the
+// chain at an op it holds.
 func (r *Replica) installChain(headers []Header, op uint64) {
+	if op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: chain to op %d beyond the journal window of checkpoint %d", op, r.checkpointOp))
+	}
 	for i := range headers {
-		if headers[i].Op <= r.commitMin {
+		if headers[i].Op <= r.commitMin || headers[i].Op > op {
 			continue
 		}
 		r.installHeader(&headers[i])
@@ -364,18 +465,5 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 	for o := old; o > r.op && old-o < r.cfg.JournalSlots; o-- {
 		r.removeOp(o)
 	}
-	first := headers[0]
-	if first.Op > r.commitMin+1 {
-		parent, ok := r.header(first.Op - 1)
-		if !ok || parent.Checksum != first.Parent {
-			// Nothing we hold between our commit and the chain can be
-			// verified any more: drop all of it, wherever it sits in the ring.
-			for i := range r.log.entries {
-				if e := &r.log.entries[i]; e.present && e.header.Op > r.commitMin && e.header.Op < first.Op {
-					r.removeOp(e.header.Op)
-				}
-			}
-			r.transfer.behind = true
-		}
-	}
+	r.assertLogChain()
 }

@@ -43,7 +43,7 @@ func (s *Server) send(r *body) answer {
 	if int(pid) >= len(t.partitions) {
 		return deny(wire.ErrResourceNotFound)
 	}
-	if err := wire.ValidateBatch(batch, count); err != nil {
+	if err := wire.ValidateSendBatch(batch, count); err != nil {
 		return deny(wire.ErrorCode(wire.BatchErrorCode(err)))
 	}
 	p := t.partitions[pid]

@@ -3,47 +3,56 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/cmd/internal/command"
 )
 
-// cmdCompare is `strata-bench compare nats`.
-func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "nats" {
-		return fmt.Errorf("%w: compare supports one peer: strata-bench compare nats", ErrConfig)
-	}
-	fs := flag.NewFlagSet("strata-bench compare nats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newCompareCommand is `strata-bench compare nats`.
+func newCompareCommand() *cobra.Command {
 	var sf suiteFlags
-	sf.register(fs)
-	natsBin := fs.String("nats-server", "", "nats-server binary (default: <repo>/.tools/nats-server, installed with go install)")
-	natsVersion := fs.String("nats-version", natsServerVersion, "nats-server version to install when missing")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	var natsBin, natsVersion string
+	cmd := &cobra.Command{
+		Use:       "compare nats",
+		Short:     "Run the suite's workloads on Strata and on NATS JetStream",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []cobra.Completion{"nats"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "nats" {
+				return command.Usagef("compare supports one peer: strata-bench compare nats (got %q)", args[0])
+			}
+			stdout := cmd.OutOrStdout()
+			rep, err := runCompare(cmd.Context(), &sf, natsBin, natsVersion, cmd.ErrOrStderr())
+			if err != nil {
+				return configError(err)
+			}
+			if rep.Limits != nil {
+				printLimits(stdout, rep.Limits)
+			}
+			printResults(stdout, rep.Results, rep.Limits)
+			printComparisons(stdout, rep.Comparisons)
+			if sf.results == "" {
+				root, err := repoRoot()
+				if err != nil {
+					return err
+				}
+				sf.results = filepath.Join(root, "bench", "results")
+			}
+			rep.Title = "Strata vs NATS JetStream"
+			base := sf.results
+			sf.results = filepath.Join(base, "compare")
+			return writeSuiteReports(stdout, &sf, rep)
+		},
 	}
-	rep, err := runCompare(ctx, &sf, *natsBin, *natsVersion, stderr)
-	if err != nil {
-		return err
-	}
-	if rep.Limits != nil {
-		printLimits(stdout, rep.Limits)
-	}
-	printResults(stdout, rep.Results, rep.Limits)
-	printComparisons(stdout, rep.Comparisons)
-	if sf.results == "" {
-		root, err := repoRoot()
-		if err != nil {
-			return err
-		}
-		sf.results = filepath.Join(root, "bench", "results")
-	}
-	rep.Title = "Strata vs NATS JetStream"
-	base := sf.results
-	sf.results = filepath.Join(base, "compare")
-	return writeSuiteReports(stdout, &sf, rep)
+	sf.register(cmd.Flags())
+	cmd.Flags().StringVar(&natsBin, "nats-server", "", "nats-server binary (default: <repo>/.tools/nats-server, installed with go install)")
+	cmd.Flags().StringVar(&natsVersion, "nats-version", natsServerVersion, "nats-server version to install when missing")
+	return cmd
 }
 
 // runCompare runs every suite workload on Strata and on NATS JetStream,

@@ -7,6 +7,7 @@
 //	strata-bench limits [--dir DIR]
 //	strata-bench suite [--duration 3s] [--results bench/results]
 //	strata-bench compare nats [--duration 3s]
+//	strata-bench report A.json [B.json...] (saved runs overlaid in one HTML report)
 //	strata-bench profile --cpu FILE (the producer workload on an in-process server)
 //
 // Throughput is payload bytes (MB = 10^6 bytes) and messages per second;
@@ -17,7 +18,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +26,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/cmd/internal/command"
 )
 
 func main() {
@@ -36,57 +40,64 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage:
-  strata-bench MODE [flags]     run one workload against a server (--address)
-      modes: pinned-producer, pinned-consumer, pinned-producer-and-consumer,
-             balanced-producer, balanced-consumer-group, end-to-end
-  strata-bench limits           measure loopback TCP and disk ceilings
-  strata-bench suite            build and start a server, run the fixed suite
-  strata-bench compare nats     run the suite's workloads on Strata and NATS JetStream
-  strata-bench profile          CPU-profile an in-process server under the producer workload
-run 'strata-bench MODE -h' for the flags.
-`
+// workloadModes are the modes that run as `strata-bench MODE`.
+var workloadModes = []struct{ mode, short string }{
+	{ModePinnedProducer, "Each producer sends to its own partition"},
+	{ModePinnedConsumer, "Pre-fill the partitions, then each consumer reads its own"},
+	{ModePinnedProducerAndConsumer, "Producers and consumers on their own partitions at once"},
+	{ModeBalancedProducer, "Producers send round-robin over the partitions"},
+	{ModeBalancedConsumerGroup, "Pre-fill the partitions, then a consumer group reads them"},
+	{ModeEndToEnd, "Each producer paired with a consumer: send-to-receive latency"},
+}
 
-// runMain dispatches the command line and returns the exit code.
+// runMain runs the command line and returns the exit code: 0, 1 for a
+// failed run, 2 for bad options.
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	return command.Main(ctx, newRootCommand(), args, stdout, stderr)
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strata-bench",
+		Short: "Measure a Strata broker: throughput and latency, checked message by message",
+		Long: `strata-bench measures a Strata broker (issue 5): throughput and latency of
+fixed workloads, checked message by message, against the machine's own
+limits and against NATS JetStream on the same machine.
+
+Throughput is payload bytes (MB = 10^6 bytes) and messages per second;
+latency is in milliseconds, per batch (a send's or a poll's round trip)
+and, in end-to-end mode, per message from its origin timestamp to its
+receipt.
+
+A workload run against a server (--address) creates its own streams and
+deletes them when it ends, unless --keep.`,
+		Example: `  strata-bench pinned-producer --address 127.0.0.1:8090 --batches 100
+  strata-bench end-to-end --producers 2 --consumers 2 --partitions 2 --duration 10s
+  strata-bench suite
+  strata-bench compare nats
+  strata-bench report a.json b.json`,
 	}
-	var err error
-	switch cmd := args[0]; cmd {
-	case "limits":
-		err = cmdLimits(ctx, args[1:], stdout, stderr)
-	case "suite":
-		err = cmdSuite(ctx, args[1:], stdout, stderr)
-	case "compare":
-		err = cmdCompare(ctx, args[1:], stdout, stderr)
-	case "profile":
-		err = cmdProfile(ctx, args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		err = cmdWorkload(ctx, cmd, args[1:], stdout, stderr)
+	for _, m := range workloadModes {
+		root.AddCommand(newWorkloadCommand(m.mode, m.short))
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+	root.AddCommand(newLimitsCommand(), newSuiteCommand(), newCompareCommand(), newReportCommand(), newProfileCommand())
+	return root
+}
+
+// configError makes the benchmark's option errors command-line mistakes
+// (exit 2).
+func configError(err error) error {
+	if errors.Is(err, ErrConfig) || errors.Is(err, ErrNotAvailable) {
+		return command.UsageError{Err: err}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "strata-bench: %v\n", err)
-		if errors.Is(err, ErrConfig) || errors.Is(err, ErrNotAvailable) {
-			return 2
-		}
-		return 1
-	}
-	return 0
+	return err
 }
 
 // workloadFlags registers the workload options on fs.
-func workloadFlags(fs *flag.FlagSet, w *Workload) {
+func workloadFlags(fs *pflag.FlagSet, w *Workload) {
 	fs.IntVar(&w.MessageSize, "message-size", 1000, fmt.Sprintf("payload bytes per message (at least %d)", messageSizeMin))
 	fs.IntVar(&w.MessagesPerBatch, "messages-per-batch", 1000, "messages per send and per poll")
-	fs.IntVar(&w.Batches, "batches", 0, "batches per producer (0: run for --duration)")
+	fs.IntVar(&w.Batches, "batches", 0, "measured batches per producer, sent after the warm-up (0: run for --duration)")
 	fs.DurationVar(&w.Duration, "duration", 5*time.Second, "measured time when --batches is 0")
 	fs.DurationVar(&w.Warmup, "warmup", time.Second, "unmeasured time at the start")
 	fs.IntVar(&w.Producers, "producers", 0, "producers (default 1 where the mode produces)")
@@ -100,54 +111,89 @@ func workloadFlags(fs *flag.FlagSet, w *Workload) {
 // serverFlags are where and as whom to connect.
 type serverFlags struct {
 	transport, address, username, password string
+	// keep leaves the streams a run created on the server.
+	keep bool
 }
 
 // check rejects transports the Go client does not speak yet.
 func (s *serverFlags) check() error {
 	if s.transport != "tcp" {
-		return fmt.Errorf("%w: transport %q: the Go client speaks tcp only (QUIC, WebSocket and HTTP land later)", ErrNotAvailable, s.transport)
+		return fmt.Errorf("%w: transport %q: the benchmark runs over tcp only", ErrNotAvailable, s.transport)
 	}
 	return nil
 }
 
-func (s *serverFlags) register(fs *flag.FlagSet) {
+func (s *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.transport, "transport", "tcp", "transport (tcp)")
 	fs.StringVar(&s.address, "address", client.DefaultAddress, "server address")
 	fs.StringVar(&s.username, "username", "iggy", "user name")
 	fs.StringVar(&s.password, "password", "iggy", "password")
+	fs.BoolVar(&s.keep, "keep", false, "keep the streams the run created (they are deleted at the end otherwise)")
 }
 
-// cmdWorkload runs one workload against a running server.
-func cmdWorkload(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("strata-bench "+mode, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	w := Workload{Mode: mode, Name: mode}
-	workloadFlags(fs, &w)
-	var srv serverFlags
-	srv.register(fs)
-	output := fs.String("output", "", "write the results as JSON to this file")
-	htmlPath := fs.String("html", "", "write the HTML report to this file (default: next to --output)")
-	withLimits := fs.Bool("limits", false, "measure the machine limits too and print fractions of them")
-	limitsDir := fs.String("limits-dir", os.TempDir(), "where the disk limit probes write")
-	if err := fs.Parse(args); err != nil {
-		return err
+// workloadOptions are the flags of a workload command.
+type workloadOptions struct {
+	w          Workload
+	srv        serverFlags
+	output     string
+	htmlPath   string
+	withLimits bool
+	limitsDir  string
+	noVerify   bool
+}
+
+// newWorkloadCommand is `strata-bench MODE`: one workload against a
+// running server.
+func newWorkloadCommand(mode, short string) *cobra.Command {
+	o := &workloadOptions{w: Workload{Mode: mode, Name: mode}}
+	cmd := &cobra.Command{
+		Use:   mode,
+		Short: short,
+		Long: short + `, against a running server (--address).
+
+--batches N sends N measured batches per producer after the --warmup
+(give --warmup 0 to measure from the first batch); without it producers
+run for --duration. Runs that only produce read every message back when
+the producers are done and verify it (offsets, payloads, ids, frame
+checksums), unless --no-verify.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return configError(o.run(cmd.Context(), cmd.OutOrStdout()))
+		},
 	}
+	fs := cmd.Flags()
+	workloadFlags(fs, &o.w)
+	o.srv.register(fs)
+	fs.StringVar(&o.output, "output", "", "write the results as JSON to this file")
+	fs.StringVar(&o.htmlPath, "html", "", "write the HTML report to this file (default: next to --output)")
+	fs.BoolVar(&o.withLimits, "limits", false, "measure the machine limits too and print fractions of them")
+	fs.StringVar(&o.limitsDir, "limits-dir", os.TempDir(), "where the disk limit probes write")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "producer-only modes: do not read back and verify what was sent (only acknowledgements are counted)")
+	return cmd
+}
+
+// run runs the workload and prints and writes its results.
+func (o *workloadOptions) run(ctx context.Context, stdout io.Writer) error {
+	w := o.w
 	if err := w.Validate(); err != nil {
 		return err
 	}
-	if err := srv.check(); err != nil {
+	if err := o.srv.check(); err != nil {
 		return err
 	}
 	var limits *Limits
-	if *withLimits {
+	if o.withLimits {
 		var err error
-		if limits, err = MeasureLimits(ctx, *limitsDir, 0); err != nil {
+		if limits, err = MeasureLimits(ctx, o.limitsDir, 0); err != nil {
 			return err
 		}
 	}
-	target := newStrataTarget(srv.address, srv.username, srv.password)
-	defer target.Close()
-	res, err := Run(ctx, target, w, true)
+	target := newStrataTarget(o.srv.address, o.srv.username, o.srv.password)
+	target.keep = o.srv.keep
+	res, err := RunWith(ctx, target, w, RunOptions{Live: true, ReadBack: !o.noVerify})
+	if cerr := target.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	if err != nil {
 		return err
 	}
@@ -155,12 +201,17 @@ func cmdWorkload(ctx context.Context, mode string, args []string, stdout, stderr
 		printLimits(stdout, limits)
 	}
 	printResults(stdout, []*Result{res}, limits)
-	rep := newReport("strata-bench "+mode, limits, []*Result{res})
-	h := *htmlPath
-	if h == "" && *output != "" {
-		h = strings.TrimSuffix(*output, ".json") + ".html"
+	if n := target.deleted; n > 0 {
+		fmt.Fprintf(stdout, "  deleted the %d stream(s) the run created (--keep keeps them)\n", n)
+	} else if o.srv.keep {
+		fmt.Fprintf(stdout, "  kept the streams the run created: %s\n", strings.Join(target.createdNames, ", "))
 	}
-	return writeReports(stdout, rep, *output, h)
+	rep := newReport("strata-bench "+w.Mode, limits, []*Result{res})
+	h := o.htmlPath
+	if h == "" && o.output != "" {
+		h = strings.TrimSuffix(o.output, ".json") + ".html"
+	}
+	return writeReports(stdout, rep, o.output, h)
 }
 
 // newReport starts a report for the current command line.
@@ -169,23 +220,28 @@ func newReport(title string, limits *Limits, results []*Result) *Report {
 		Command: "strata-bench " + strings.Join(os.Args[1:], " "), Limits: limits, Results: results}
 }
 
-// cmdLimits measures and prints the machine limits.
-func cmdLimits(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("strata-bench limits", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", os.TempDir(), "directory on the filesystem to probe (the server's data dir)")
-	d := fs.Duration("duration", limitDurationDefault, "length of each probe")
-	output := fs.String("output", "", "write the limits as JSON to this file")
-	if err := fs.Parse(args); err != nil {
-		return err
+// newLimitsCommand is `strata-bench limits`.
+func newLimitsCommand() *cobra.Command {
+	var dir, output string
+	var d time.Duration
+	cmd := &cobra.Command{
+		Use:   "limits",
+		Short: "Measure loopback TCP and disk ceilings",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := MeasureLimits(cmd.Context(), dir, d)
+			if err != nil {
+				return configError(err)
+			}
+			printLimits(cmd.OutOrStdout(), l)
+			if output != "" {
+				return writeJSON(output, newReport("strata-bench limits", l, nil))
+			}
+			return nil
+		},
 	}
-	l, err := MeasureLimits(ctx, *dir, *d)
-	if err != nil {
-		return err
-	}
-	printLimits(stdout, l)
-	if *output != "" {
-		return writeJSON(*output, newReport("strata-bench limits", l, nil))
-	}
-	return nil
+	cmd.Flags().StringVar(&dir, "dir", os.TempDir(), "directory on the filesystem to probe (the server's data dir)")
+	cmd.Flags().DurationVar(&d, "duration", limitDurationDefault, "length of each probe")
+	cmd.Flags().StringVar(&output, "output", "", "write the limits as JSON to this file")
+	return cmd
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/server"
@@ -34,22 +34,32 @@ func startInProcess(dataDir string) (*server.Server, error) {
 	return srv, nil
 }
 
-// cmdProfile runs one workload (pinned-producer by default) against an
-// in-process server and writes CPU and allocation profiles. The profile
-// holds the benchmark's own client goroutines too: read the server's share
-// under github.com/stratabroker/strata/server and net/.
-func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := flag.NewFlagSet("strata-bench profile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newProfileCommand is `strata-bench profile`: one workload
+// (pinned-producer by default) against an in-process server, writing CPU
+// and allocation profiles. The profile holds the benchmark's own client
+// goroutines too: read the server's share under
+// github.com/stratabroker/strata/server and net/.
+func newProfileCommand() *cobra.Command {
 	w := Workload{Mode: ModePinnedProducer, Name: "profile"}
-	workloadFlags(fs, &w)
-	mode := fs.String("mode", ModePinnedProducer, "workload mode to profile")
-	cpuPath := fs.String("cpu", "cpu.prof", "CPU profile output")
-	allocPath := fs.String("allocs", "allocs.prof", "allocation profile output")
-	if err := fs.Parse(args); err != nil {
-		return err
+	var mode, cpuPath, allocPath string
+	cmd := &cobra.Command{
+		Use:   "profile",
+		Short: "CPU-profile an in-process server under the producer workload",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return configError(runProfile(cmd.Context(), w, mode, cpuPath, allocPath, cmd.OutOrStdout()))
+		},
 	}
-	w.Mode = *mode
+	workloadFlags(cmd.Flags(), &w)
+	cmd.Flags().StringVar(&mode, "mode", ModePinnedProducer, "workload mode to profile")
+	cmd.Flags().StringVar(&cpuPath, "cpu", "cpu.prof", "CPU profile output")
+	cmd.Flags().StringVar(&allocPath, "allocs", "allocs.prof", "allocation profile output")
+	return cmd
+}
+
+// runProfile runs w in mode under the CPU profiler.
+func runProfile(ctx context.Context, w Workload, mode, cpuPath, allocPath string, stdout io.Writer) (err error) {
+	w.Mode = mode
 	if w.Duration == 5*time.Second {
 		w.Duration = 3 * time.Second
 	}
@@ -65,7 +75,7 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	defer func() { err = errors.Join(err, srv.Shutdown(context.Background())) }()
 	target := newStrataTarget(srv.TCPAddr().String(), "iggy", "iggy")
 	defer func() { err = errors.Join(err, target.Close()) }()
-	cpu, err := os.Create(*cpuPath)
+	cpu, err := os.Create(cpuPath)
 	if err != nil {
 		return err
 	}
@@ -77,7 +87,7 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := errors.Join(runErr, cpu.Close()); err != nil {
 		return err
 	}
-	allocs, err := os.Create(*allocPath)
+	allocs, err := os.Create(allocPath)
 	if err != nil {
 		return err
 	}
@@ -85,6 +95,6 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return err
 	}
 	printResults(stdout, []*Result{res}, nil)
-	fmt.Fprintf(stdout, "wrote %s and %s (go tool pprof -top %s)\n", *cpuPath, *allocPath, *cpuPath)
+	fmt.Fprintf(stdout, "wrote %s and %s (go tool pprof -top %s)\n", cpuPath, allocPath, cpuPath)
 	return nil
 }

@@ -105,7 +105,8 @@ type RoleResult struct {
 	Latency Latency `json:"batch_latency"`
 }
 
-// TimelinePoint is the measured rate over one sampling interval.
+// TimelinePoint is the measured rate over one 250 ms interval, as files
+// written before Series existed carry it (read by `strata-bench report`).
 type TimelinePoint struct {
 	Seconds      float64 `json:"t_s"`
 	ProducerMBps float64 `json:"producer_mb_per_s"`
@@ -121,9 +122,18 @@ type Result struct {
 	Consumers *RoleResult `json:"consumers,omitempty"`
 	// EndToEnd is send-to-receive latency per message (end-to-end mode).
 	EndToEnd *Latency `json:"end_to_end_latency,omitempty"`
-	// Verified counts polled messages that passed verification.
-	Verified uint64          `json:"verified_messages"`
-	Timeline []TimelinePoint `json:"timeline"`
+	// Verified counts polled messages that passed verification (by the
+	// consumers, or by the read-back of a producer-only run).
+	Verified uint64 `json:"verified_messages"`
+	// Sent counts the messages producers sent and the server acknowledged,
+	// warm-up and pre-fill included.
+	Sent uint64 `json:"sent_messages"`
+	// ReadBack is set when a producer-only run read its messages back.
+	ReadBack bool `json:"read_back"`
+	// Series is the run's time series, per actor and per role (series.go).
+	Series *Series `json:"series,omitempty"`
+	// Timeline is the total MB/s of older files; runs no longer write it.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
 	// Group is what a balanced-consumer-group run observed of its group.
 	Group *GroupResult `json:"consumer_group,omitempty"`
 	// ServerRSSPeakBytes is the server's peak resident set (suite runs

@@ -15,13 +15,15 @@ import (
 
 // Runner limits.
 const (
-	// samplePeriod is the timeline's (and progress line's) resolution.
-	samplePeriod = 250 * time.Millisecond
 	// emptyPollPause is how long a consumer that found nothing waits.
 	emptyPollPause = 50 * time.Microsecond
 	// stalledPollsMax bounds consecutive empty polls for offsets the broker
 	// already acknowledged before the run is declared broken.
 	stalledPollsMax = 200_000
+	// readBackStallsMax and readBackPause bound the read-back rounds that
+	// find nothing new while messages are still missing.
+	readBackStallsMax = 1000
+	readBackPause     = time.Millisecond
 )
 
 // errStalled: the broker acknowledged messages it does not serve.
@@ -49,16 +51,35 @@ type run struct {
 	// high-water offset; producersDone is set after the last store.
 	produced      []atomic.Uint64
 	producersDone atomic.Bool
-	// measured byte counters for the timeline.
-	producedBytes, consumedBytes atomic.Uint64
-	verified                     atomic.Uint64
-	e2eMu                        sync.Mutex
-	e2e                          *hdrhistogram.Histogram
+	// meters feed the time series (series.go); sample sets them.
+	meters   *meters
+	verified atomic.Uint64
+	// sent counts every acknowledged message, warm-up and pre-fill
+	// included.
+	sent  atomic.Uint64
+	e2eMu sync.Mutex
+	e2e   *hdrhistogram.Histogram
+}
+
+// RunOptions are how a workload is run, beyond the workload itself.
+type RunOptions struct {
+	// Live turns on the progress line (on stderr).
+	Live bool
+	// ReadBack makes a run without consumers (pinned-producer,
+	// balanced-producer) read every message back after the producers are
+	// done and verify it, unmeasured.
+	ReadBack bool
 }
 
 // Run executes workload w against target and returns its result. live
 // turns on the progress line (on stderr).
 func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, error) {
+	return RunWith(ctx, target, w, RunOptions{Live: live})
+}
+
+// RunWith executes workload w against target with opts.
+func RunWith(ctx context.Context, target Target, w Workload, opts RunOptions) (*Result, error) {
+	live := opts.Live
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,25 +108,29 @@ func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, er
 			if err := r.runGroup(ctx, gt, res, live); err != nil {
 				return nil, err
 			}
-			res.Verified = r.verified.Load()
+			res.Verified, res.Sent = r.verified.Load(), r.sent.Load()
 			return res, nil
 		}
 		// The pre-filled volume is finite and a consumer may read it all
 		// within a warm-up, so consumer-only runs measure every poll.
 		r.schedule(time.Now(), 0)
-		stop := r.sample(res, live)
+		stop := r.sample(res, live, 0, w.Consumers)
 		cons, err := r.actors(ctx, w.Consumers, r.consumer, true)
 		stop()
 		if err != nil {
 			return nil, err
 		}
 		res.Consumers = role(cons)
-		res.Verified = r.verified.Load()
+		res.Verified, res.Sent = r.verified.Load(), r.sent.Load()
 		return res, nil
 	}
 
 	r.schedule(time.Now(), w.Warmup)
-	stop := r.sample(res, live)
+	consumers := 0
+	if w.needsConsumers() {
+		consumers = w.Consumers
+	}
+	stop := r.sample(res, live, w.Producers, consumers)
 	var prod, cons []actorStats
 	var perr, cerr error
 	var wg sync.WaitGroup
@@ -139,8 +164,80 @@ func Run(ctx context.Context, target Target, w Workload, live bool) (*Result, er
 		l := summarise(r.e2e)
 		res.EndToEnd = &l
 	}
+	res.Sent = r.sent.Load()
+	if opts.ReadBack && !w.needsConsumers() {
+		if err := r.readBack(ctx); err != nil {
+			return nil, fmt.Errorf("read back: %w", err)
+		}
+		res.ReadBack = true
+	}
 	res.Verified = r.verified.Load()
 	return res, nil
+}
+
+// readBack polls every (stream, partition) slot from offset 0 after the
+// producers are done and verifies each message, until every acknowledged
+// message was read; a broker that serves fewer (or more) messages than it
+// acknowledged fails the run.
+func (r *run) readBack(ctx context.Context) error {
+	w := r.w
+	conn, err := r.target.Consumer(ctx, 0)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	verifiers := make([]*Verifier, w.slots())
+	for stream := 0; stream < w.Streams; stream++ {
+		for p := 0; p < w.Partitions; p++ {
+			v := NewVerifier(uint32(p), 0, w.pinned())
+			v.frames = r.target.FramesVerifiable()
+			verifiers[w.slotIndex(stream, uint32(p))] = v
+		}
+	}
+	want := r.sent.Load()
+	var msgs []client.Message
+	stalled := 0
+	for {
+		var total uint64
+		progressed := false
+		for stream := 0; stream < w.Streams; stream++ {
+			for p := 0; p < w.Partitions; p++ {
+				v := verifiers[w.slotIndex(stream, uint32(p))]
+				for {
+					msgs, err = conn.Poll(ctx, stream, uint32(p), v.Next(), w.MessagesPerBatch, msgs)
+					if err != nil {
+						return fmt.Errorf("stream %d partition %d at offset %d: %w", stream, p, v.Next(), err)
+					}
+					if len(msgs) == 0 {
+						break
+					}
+					for j := range msgs {
+						if err := v.Check(&msgs[j]); err != nil {
+							return err
+						}
+					}
+					r.verified.Add(uint64(len(msgs)))
+					progressed = true
+				}
+				total += v.Verified
+			}
+		}
+		switch {
+		case total == want:
+			return nil
+		case total > want:
+			return fmt.Errorf("%w: read %d messages back, %d were acknowledged", ErrVerify, total, want)
+		case progressed:
+			stalled = 0
+		default:
+			if stalled++; stalled > readBackStallsMax {
+				return fmt.Errorf("%w: read %d messages back, %d were acknowledged", errStalled, total, want)
+			}
+			if err := pause(ctx, readBackPause); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // schedule sets the warm-up end and the producers' deadline from now.
@@ -217,9 +314,13 @@ func (r *run) producer(ctx context.Context, i int, measured bool) (actorStats, e
 	}
 	var key uint64 // next offset (pinned) or sequence (balanced)
 	var sentBytes uint64
+	// counted is the batches that count towards w.Batches: the measured
+	// ones in a measured run (the warm-up's come on top), all of them in
+	// an unmeasured one (a pre-fill).
+	counted := 0
 	began := time.Now()
 	for b := 0; ; b++ {
-		if w.Batches > 0 && b >= w.Batches {
+		if w.Batches > 0 && counted >= w.Batches {
 			break
 		}
 		// A measured producer sends at least one measured batch, so a
@@ -250,7 +351,12 @@ func (r *run) producer(ctx context.Context, i int, measured bool) (actorStats, e
 			r.produced[w.slotIndex(stream, partition)].Store(key)
 		}
 		sentBytes += uint64(n * size)
+		r.sent.Add(uint64(n))
+		if !measured {
+			counted++
+		}
 		if measured && !t0.Before(r.measureFrom) {
+			counted++
 			if st.messages == 0 {
 				st.first = t0
 			}
@@ -258,7 +364,7 @@ func (r *run) producer(ctx context.Context, i int, measured bool) (actorStats, e
 			st.messages += uint64(n)
 			st.bytes += uint64(n * size)
 			recordMicros(st.hist, end.Sub(t0))
-			r.producedBytes.Add(uint64(n * size))
+			r.meters.producers[i].record(uint64(n*size), uint64(n), end.Sub(t0))
 		}
 		if rateBytesPerSec > 0 {
 			due := began.Add(time.Duration(float64(sentBytes) / rateBytesPerSec * float64(time.Second)))
@@ -329,6 +435,9 @@ func (r *run) consumer(ctx context.Context, i int, measured bool) (actorStats, e
 				recordMicros(r.e2e, time.Duration(nowMicros-int64(payloadOrigin(msgs[j].Payload)))*time.Microsecond)
 			}
 			r.e2eMu.Unlock()
+			r.meters.e2e.recordLatencies(len(msgs), func(j int) time.Duration {
+				return time.Duration(nowMicros-int64(payloadOrigin(msgs[j].Payload))) * time.Microsecond
+			})
 		}
 		if measured && !t0.Before(r.measureFrom) {
 			if st.messages == 0 {
@@ -338,7 +447,7 @@ func (r *run) consumer(ctx context.Context, i int, measured bool) (actorStats, e
 			st.messages += uint64(len(msgs))
 			st.bytes += bytes
 			recordMicros(st.hist, end.Sub(t0))
-			r.consumedBytes.Add(bytes)
+			r.meters.consumers[i].record(bytes, uint64(len(msgs)), end.Sub(t0))
 		}
 	}
 	return st, nil

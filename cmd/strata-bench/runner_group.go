@@ -133,7 +133,7 @@ func (r *run) runGroup(ctx context.Context, gt GroupTarget, res *Result, live bo
 	}
 	extra := make([]groupMemberStats, w.Consumers)
 	r.schedule(time.Now(), 0)
-	stop := r.sample(res, live)
+	stop := r.sample(res, live, 0, w.Consumers)
 	cons, err := r.actors(ctx, w.Consumers, func(ctx context.Context, i int, _ bool) (actorStats, error) {
 		return r.groupMember(ctx, i, members[i], ledger, &extra[i])
 	}, true)
@@ -264,6 +264,6 @@ func (r *run) groupPoll(ctx context.Context, i int, conn GroupMemberConn, p uint
 	st.messages += uint64(len(got))
 	st.bytes += bytes
 	recordMicros(st.hist, end.Sub(t0))
-	r.consumedBytes.Add(bytes)
+	r.meters.consumers[i].record(bytes, uint64(len(got)), end.Sub(t0))
 	return len(got), false, nil
 }

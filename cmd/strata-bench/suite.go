@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/stratabroker/strata/bench"
 )
@@ -101,7 +103,7 @@ type suiteFlags struct {
 	limitsDuration   time.Duration
 }
 
-func (s *suiteFlags) register(fs *flag.FlagSet) {
+func (s *suiteFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.duration, "duration", 0, "measured time per workload (default: the suite's, 3s)")
 	fs.DurationVar(&s.warmup, "warmup", -1, "warm-up per workload when --duration or --batches is given")
 	fs.IntVar(&s.batches, "batches", 0, "batches per producer instead of a duration (tiny runs)")
@@ -136,25 +138,29 @@ func (s *suiteFlags) prepare(ctx context.Context) (*suiteEnv, error) {
 	return env, nil
 }
 
-// cmdSuite is `strata-bench suite`: what `make bench` runs.
-func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("strata-bench suite", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newSuiteCommand is `strata-bench suite`: what `make bench` runs.
+func newSuiteCommand() *cobra.Command {
 	var sf suiteFlags
-	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "suite",
+		Short: "Build and start a server on a fresh data dir, run the fixed suite (bench/suite.json)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			stdout := cmd.OutOrStdout()
+			rep, err := runSuite(cmd.Context(), &sf, cmd.ErrOrStderr())
+			if err != nil {
+				return configError(err)
+			}
+			if rep.Limits != nil {
+				printLimits(stdout, rep.Limits)
+			}
+			printResults(stdout, rep.Results, rep.Limits)
+			printTargets(stdout, rep.Targets)
+			return writeSuiteReports(stdout, &sf, rep)
+		},
 	}
-	rep, err := runSuite(ctx, &sf, stderr)
-	if err != nil {
-		return err
-	}
-	if rep.Limits != nil {
-		printLimits(stdout, rep.Limits)
-	}
-	printResults(stdout, rep.Results, rep.Limits)
-	printTargets(stdout, rep.Targets)
-	return writeSuiteReports(stdout, &sf, rep)
+	sf.register(cmd.Flags())
+	return cmd
 }
 
 // runSuite builds and starts a server on a fresh data dir, measures the

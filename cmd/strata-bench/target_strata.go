@@ -2,19 +2,33 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 )
 
+// streamDeleteTimeout bounds deleting the streams of one run.
+const streamDeleteTimeout = time.Minute
+
 // strataTarget benchmarks a Strata server over TCP with the Go client.
+// The streams a Setup creates are deleted by the next Setup and by Close,
+// as Target promises, unless keep is set: a run against a user's server
+// leaves nothing behind.
 type strataTarget struct {
 	address, username, password string
 	admin                       *client.Client
+	// keep leaves the created streams on the server.
+	keep bool
 	// streams and topic hold the ids Setup created, by stream index.
 	streams []uint32
 	topics  []uint32
+	// createdNames names every stream created; deleted counts those
+	// deleted again.
+	createdNames []string
+	deleted      int
 	// partitionIDs maps a partition index (0..partitions-1, what the
 	// workload and payloads use) to the broker's partition id.
 	partitionIDs []uint32
@@ -46,13 +60,19 @@ func (t *strataTarget) Setup(ctx context.Context, w *Workload) error {
 		}
 		t.admin = c
 	}
+	if err := t.deleteStreams(); err != nil {
+		return err
+	}
 	t.streams, t.topics = t.streams[:0], t.topics[:0]
 	stamp := time.Now().UnixNano()
 	for i := 0; i < w.Streams; i++ {
-		s, err := t.admin.CreateStream(ctx, fmt.Sprintf("bench-%d-%d", stamp, i))
+		name := fmt.Sprintf("bench-%d-%d", stamp, i)
+		s, err := t.admin.CreateStream(ctx, name)
 		if err != nil {
 			return fmt.Errorf("create stream: %w", err)
 		}
+		t.streams = append(t.streams, s.ID)
+		t.createdNames = append(t.createdNames, name)
 		opts := client.Options{}.With(client.OptionDurability, client.StringValue(w.Durability))
 		tp, err := t.admin.CreateTopic(ctx, client.ID(s.ID), "bench", uint32(w.Partitions), opts)
 		if err != nil {
@@ -65,7 +85,6 @@ func (t *strataTarget) Setup(ctx context.Context, w *Workload) error {
 		for _, p := range tp.Partitions {
 			t.partitionIDs = append(t.partitionIDs, p.ID)
 		}
-		t.streams = append(t.streams, s.ID)
 		t.topics = append(t.topics, tp.ID)
 	}
 	return nil
@@ -87,13 +106,35 @@ func (t *strataTarget) Consumer(ctx context.Context, i int) (ConsumerConn, error
 	return &strataConsumer{t: t, c: c, id: uint32(i + 1)}, nil
 }
 
+// Close deletes the streams of the last Setup (unless keep) and closes the
+// admin connection.
 func (t *strataTarget) Close() error {
 	if t.admin == nil {
 		return nil
 	}
-	err := t.admin.Close()
+	err := errors.Join(t.deleteStreams(), t.admin.Close())
 	t.admin = nil
 	return err
+}
+
+// deleteStreams deletes the streams of the last Setup, unless keep. It
+// runs on its own context: an interrupted run still cleans up.
+func (t *strataTarget) deleteStreams() error {
+	if t.keep || t.admin == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), streamDeleteTimeout)
+	defer cancel()
+	var errs []error
+	for _, id := range t.streams {
+		if err := t.admin.DeleteStream(ctx, client.ID(id)); err != nil && !errors.Is(err, wire.ErrStreamIdNotFound) {
+			errs = append(errs, fmt.Errorf("delete bench stream %d: %w", id, err))
+			continue
+		}
+		t.deleted++
+	}
+	t.streams, t.topics = t.streams[:0], t.topics[:0]
+	return errors.Join(errs...)
 }
 
 type strataProducer struct {

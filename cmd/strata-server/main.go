@@ -2,6 +2,7 @@
 //
 //	strata-server [--config FILE] [--with-default-root-credentials]
 //	strata-server repair [--config FILE] [--partition S/T/P] [--confirm]
+//	strata-server --help | version | completion bash|zsh|fish
 //
 // With no file it runs on the embedded default configuration; every key
 // can be overridden with STRATA_<SECTION>_<KEY>, and a STRATA_ variable
@@ -21,7 +22,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -29,8 +29,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/stratabroker/strata/cmd/internal/command"
 	"github.com/stratabroker/strata/server"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/server/httpapi"
@@ -40,10 +42,6 @@ import (
 const shutdownTimeout = 30 * time.Second
 
 func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-func run(args []string) int {
 	// A write to a closed stdout or stderr pipe (`make run | tee`, and tee
 	// exited first on Ctrl-C) raises SIGPIPE, and the Go runtime kills
 	// the process for it on fds 1 and 2 unless SIGPIPE is asked for: the
@@ -51,30 +49,74 @@ func run(args []string) int {
 	// EPIPE instead; the channel is never read (signal drops what does not
 	// fit) and a handled signal returns to its default in child processes.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	if len(args) > 0 && args[0] == "repair" {
-		return runRepair(args[1:], os.Stdout, os.Stderr)
+	os.Exit(command.Main(context.Background(), newRootCommand(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// serverFlags are the command-line flags.
+type serverFlags struct {
+	configPath   string
+	defaultRoot  bool
+	printDefault bool
+	makeCerts    string
+}
+
+func newRootCommand() *cobra.Command {
+	var f serverFlags
+	root := &cobra.Command{
+		Use:   "strata-server",
+		Short: "Run the Strata message broker",
+		Long: `strata-server runs the Strata broker, which speaks Apache Iggy's binary
+protocol over TCP (and, when enabled, TLS, QUIC, WebSocket and HTTP).
+
+With no --config it runs on the embedded default configuration
+(--print-default-config shows it); every key can be overridden with
+STRATA_<SECTION>_<KEY>, e.g. STRATA_TCP_ADDRESS=0.0.0.0:8090, and a
+STRATA_ variable that names no key stops it with the nearest key.
+
+The root user comes from STRATA_ROOT_USERNAME / STRATA_ROOT_PASSWORD, else
+from --with-default-root-credentials (iggy/iggy), else a random password is
+generated and printed once, at the first boot. The HTTP API signs its
+tokens with [http.jwt] encoding_secret (STRATA_HTTP_JWT_ENCODING_SECRET;
+random per process when unset).
+
+Exit codes: 0 stopped cleanly, 1 failed to start or serve, 2 bad command
+line or configuration.`,
+		Example: `  strata-server --with-default-root-credentials
+  STRATA_HTTP_ENABLED=true strata-server --config strata.toml
+  strata-server --print-default-config > strata.toml
+  strata-server --make-certs certs`,
+		Args: command.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if code := run(f); code != 0 {
+				return command.ExitCode(code)
+			}
+			return nil
+		},
 	}
-	flags := flag.NewFlagSet("strata-server", flag.ContinueOnError)
-	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty)")
-	defaultRoot := flags.Bool("with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
-	printDefault := flags.Bool("print-default-config", false, "print the embedded default configuration and exit")
-	makeCerts := flags.String("make-certs", "", "write a development CA and server certificate into this directory and exit")
-	if err := flags.Parse(args); err != nil {
-		return 2
-	}
-	if *makeCerts != "" {
-		if err := server.WriteDevelopmentCertificates(*makeCerts); err != nil {
+	fs := root.Flags()
+	fs.StringVar(&f.configPath, "config", "", "TOML configuration file (the embedded default when empty)")
+	fs.BoolVar(&f.defaultRoot, "with-default-root-credentials", false, "create the root user as iggy/iggy when it does not exist (development only)")
+	fs.BoolVar(&f.printDefault, "print-default-config", false, "print the embedded default configuration and exit")
+	fs.StringVar(&f.makeCerts, "make-certs", "", "write a development CA and server certificate into this directory and exit")
+	root.AddCommand(newRepairCommand())
+	return root
+}
+
+// run serves until a signal or a fatal error and returns the exit code.
+func run(f serverFlags) int {
+	if f.makeCerts != "" {
+		if err := server.WriteDevelopmentCertificates(f.makeCerts); err != nil {
 			fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
 			return 1
 		}
-		fmt.Printf("wrote %s, %s (CA) and %s, %s (server) in %s\n", server.DevCAFile, server.DevCAKeyFile, server.DevServerCertFile, server.DevServerKeyFile, *makeCerts)
+		fmt.Printf("wrote %s, %s (CA) and %s, %s (server) in %s\n", server.DevCAFile, server.DevCAKeyFile, server.DevServerCertFile, server.DevServerKeyFile, f.makeCerts)
 		return 0
 	}
-	if *printDefault {
+	if f.printDefault {
 		fmt.Print(config.DefaultTOML())
 		return 0
 	}
-	cfg, err := config.Load(*configPath, os.Environ())
+	cfg, err := config.Load(f.configPath, os.Environ())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "strata-server: %v\n", err)
 		return 2
@@ -99,7 +141,7 @@ func run(args []string) int {
 		Username: os.Getenv("STRATA_ROOT_USERNAME"),
 		Password: os.Getenv("STRATA_ROOT_PASSWORD"),
 	}
-	if root.Username == "" && root.Password == "" && *defaultRoot {
+	if root.Username == "" && root.Password == "" && f.defaultRoot {
 		root = server.RootCredentials{Username: "iggy", Password: "iggy"}
 	}
 	httpConfig := httpapi.Config{JWTSecret: cfg.HTTP.JWT.Key()}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,22 +13,58 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
 
+	"github.com/stratabroker/strata/cmd/internal/command"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/storage"
 )
 
-// repairUsage is the help of `strata-server repair`.
-const repairUsage = `usage: strata-server repair [--config FILE] [--partition STREAM/TOPIC/PARTITION] [--confirm]
-
-Repairs fenced partitions of a stopped single-node server: it keeps each
+// repairLong is the description of `strata-server repair`.
+const repairLong = `Repairs fenced partitions of a stopped single-node server: it keeps each
 one's verified prefix (every message before the damage), moves the damaged
 segment files and every segment after them aside into
 <partition>/damaged-<UTC time>/ (nothing is deleted), lowers the
 partition's recorded frontier to the end of the prefix and moves consumer
 offsets stored past it back to its last message, so the partition serves
 the prefix and takes sends again. Without --confirm it only prints what it
-would do.`
+would do.
+
+Exit codes: 0 nothing to repair or every fenced partition repaired (or, as
+a dry run, listed), 1 a partition could not be repaired or a server still
+runs over the data, 2 bad command line or configuration.`
+
+// repairFlags are the flags of `strata-server repair`.
+type repairFlags struct {
+	configPath string
+	only       string
+	confirm    bool
+}
+
+// newRepairCommand is `strata-server repair`.
+func newRepairCommand() *cobra.Command {
+	var f repairFlags
+	cmd := &cobra.Command{
+		Use:   "repair [flags]",
+		Short: "Repair the fenced partitions of a stopped server (a dry run without --confirm)",
+		Long:  repairLong,
+		Example: `  strata-server repair
+  strata-server repair --partition 1/1/1 --confirm
+  STRATA_SYSTEM_PATH=/var/lib/strata strata-server repair --confirm`,
+		Args: command.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if code := runRepair(f, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return command.ExitCode(code)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.configPath, "config", "", "TOML configuration file (the embedded default when empty); STRATA_SYSTEM_PATH names the data directory")
+	fs.StringVar(&f.only, "partition", "", "repair only this partition, as STREAM/TOPIC/PARTITION ids")
+	fs.BoolVar(&f.confirm, "confirm", false, "carry the repair out (without it nothing on disk changes)")
+	return cmd
+}
 
 // repairCopyBufferBytes is the buffer of the prefix copy.
 const repairCopyBufferBytes = 1 << 20
@@ -38,26 +73,13 @@ const repairCopyBufferBytes = 1 << 20
 const repairTempSuffix = ".repairing"
 
 // runRepair is `strata-server repair`; it returns the exit code.
-func runRepair(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("strata-server repair", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() { fmt.Fprintln(stderr, repairUsage); flags.PrintDefaults() }
-	configPath := flags.String("config", "", "TOML configuration file (the embedded default when empty); STRATA_SYSTEM_PATH names the data directory")
-	only := flags.String("partition", "", "repair only this partition, as STREAM/TOPIC/PARTITION ids")
-	confirm := flags.Bool("confirm", false, "carry the repair out (without it nothing on disk changes)")
-	if err := flags.Parse(args); err != nil {
-		return 2
-	}
-	if flags.NArg() != 0 {
-		flags.Usage()
-		return 2
-	}
-	cfg, err := config.Load(*configPath, os.Environ())
+func runRepair(f repairFlags, stdout, stderr io.Writer) int {
+	cfg, err := config.Load(f.configPath, os.Environ())
 	if err != nil {
 		fmt.Fprintf(stderr, "strata-server repair: %v\n", err)
 		return 2
 	}
-	r := &repairer{disk: storage.OSFS{}, out: stdout, confirm: *confirm, now: time.Now().UTC()}
+	r := &repairer{disk: storage.OSFS{}, out: stdout, confirm: f.confirm, now: time.Now().UTC()}
 	r.fs = r.disk
 	if !r.confirm {
 		r.fs = dryRunFS{disk: r.disk}
@@ -66,7 +88,7 @@ func runRepair(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "strata-server repair: a server answers on %s over %s; stop it first\n", addr, cfg.System.Path)
 		return 1
 	}
-	dirs, err := r.partitionDirs(cfg.System.Path, *only)
+	dirs, err := r.partitionDirs(cfg.System.Path, f.only)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata-server repair: %v\n", err)
 		return 2
@@ -239,6 +261,15 @@ type partitionPlan struct {
 	moved []string
 	// offsets are the consumer and group offsets stored past the prefix.
 	offsets []storage.StoredOffset
+	// filesEnd is the next offset of the files as found (the damage
+	// included): offsets below it may have been handed out.
+	filesEnd uint64
+}
+
+// reserveEnd is where the repaired partition's next message goes: past
+// the verified prefix, the old durable frontier and the old reservation.
+func (plan *partitionPlan) reserveEnd() uint64 {
+	return max(plan.servedBelow, plan.sb.DurableOffset, plan.sb.ReservedOffset, plan.filesEnd)
 }
 
 // repairPartition inspects one partition and, when it is fenced, repairs
@@ -269,12 +300,12 @@ func (r *repairer) repairPartition(dir string) error {
 		fmt.Fprintf(r.out, "%s: %s a torn tail of %s at byte %d (%d bytes, %d messages), as every boot does\n",
 			dir, r.verb("cut", "would cut"), path.Base(t.File), t.Position, t.BytesDropped, t.MessagesDropped)
 	}
-	if corruption == nil && sb.NextOffset <= stats.NextOffset {
+	if corruption == nil && sb.DurableOffset <= stats.NextOffset {
 		fmt.Fprintf(r.out, "%s: ok, offsets %d..%d\n", dir, stats.FirstOffset, int64(stats.NextOffset)-1)
 		return nil
 	}
 	r.fenced++
-	plan := partitionPlan{dir: dir, sb: sb, servedBelow: stats.NextOffset, firstOffset: stats.FirstOffset}
+	plan := partitionPlan{dir: dir, sb: sb, servedBelow: stats.NextOffset, firstOffset: stats.FirstOffset, filesEnd: stats.NextOffset}
 	fmt.Fprintf(r.out, "%s: fenced\n", dir)
 	if corruption != nil {
 		if err := r.planDamage(&plan, corruption); err != nil {
@@ -282,7 +313,7 @@ func (r *repairer) repairPartition(dir string) error {
 		}
 	} else {
 		fmt.Fprintf(r.out, "  missing history: the files hold offsets up to %d, the superblock recorded %d\n",
-			int64(stats.NextOffset)-1, int64(sb.NextOffset)-1)
+			int64(stats.NextOffset)-1, int64(sb.DurableOffset)-1)
 	}
 	offsets, _, err := storage.LoadConsumerOffsets(r.disk, dir)
 	if err != nil {
@@ -368,8 +399,8 @@ func (r *repairer) describe(plan *partitionPlan) {
 	if len(plan.moved) > 0 {
 		fmt.Fprintf(w, "  %s aside to %s: %s\n", r.verb("move", "would move"), r.asideDir(plan.dir), strings.Join(plan.moved, ", "))
 	}
-	fmt.Fprintf(w, "  superblock: %s the next offset from %d to %d (new messages get offsets from %d on)\n",
-		r.verb("set", "would set"), plan.sb.NextOffset, plan.servedBelow, plan.servedBelow)
+	fmt.Fprintf(w, "  superblock: %s the durable frontier from %d to %d; new messages get offsets from %d on (the moved-aside offsets are never given to another message)\n",
+		r.verb("set", "would set"), plan.sb.DurableOffset, plan.servedBelow, plan.reserveEnd())
 	for _, o := range plan.offsets {
 		kind := "consumer"
 		if o.Kind == storage.GroupOffset {
@@ -451,13 +482,6 @@ func (r *repairer) apply(plan *partitionPlan) error {
 		}
 		fmt.Fprintf(r.out, "  moved the offset of %s %s to %s\n", sub, id, path.Join(aside, "offsets", sub))
 	}
-	sb := plan.sb
-	sb.Sequence++
-	sb.FirstOffset, sb.NextOffset = plan.firstOffset, plan.servedBelow
-	if err := storage.StorePartitionSuperblock(r.disk, dir, sb); err != nil {
-		return err
-	}
-	fmt.Fprintf(r.out, "  wrote the superblock: next offset %d\n", sb.NextOffset)
 	log, rec, err := storage.OpenLog(r.disk, dir, storage.LogOptions{})
 	if err != nil {
 		return fmt.Errorf("reopen %s: %w", dir, err)
@@ -469,6 +493,18 @@ func (r *repairer) apply(plan *partitionPlan) error {
 	if corruption != nil || stats.NextOffset != plan.servedBelow {
 		return fmt.Errorf("%s still does not open cleanly: next offset %d, want %d, damage %+v", dir, stats.NextOffset, plan.servedBelow, corruption)
 	}
+	// The superblock last: a repair cut off before it leaves the old
+	// frontier, which fences the partition again (missing history), and
+	// the repair runs again. The reservation ends past every offset the
+	// moved-aside files held, so none is given to another message.
+	sb := plan.sb
+	sb.Sequence++
+	sb.FirstOffset, sb.DurableOffset, sb.DurableMessages = plan.firstOffset, plan.servedBelow, stats.Messages
+	sb.ReservedOffset = plan.reserveEnd()
+	if err := storage.StorePartitionSuperblock(r.disk, dir, sb); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "  wrote the superblock: durable frontier %d, next message at offset %d\n", sb.DurableOffset, sb.ReservedOffset)
 	for _, index := range rec.IndexesRebuilt {
 		fmt.Fprintf(r.out, "  rebuilt %s from its log\n", path.Base(index))
 	}

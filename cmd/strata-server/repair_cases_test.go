@@ -52,7 +52,7 @@ func buildPartition(t *testing.T, fsys storage.FS, messages int, segmentBytes in
 	if err := log.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.StorePartitionSuperblock(fsys, repairCaseDir, storage.PartitionSuperblock{Sequence: 1, NextOffset: stats.NextOffset, Flags: 7}); err != nil {
+	if err := storage.StorePartitionSuperblock(fsys, repairCaseDir, storage.PartitionSuperblock{Sequence: 1, DurableOffset: stats.NextOffset, DurableMessages: stats.Messages, ReservedOffset: stats.NextOffset, Flags: 7}); err != nil {
 		t.Fatal(err)
 	}
 	files, err := segmentFiles(fsys, repairCaseDir)
@@ -120,7 +120,7 @@ func reopen(t *testing.T, m *memfs.FS) storage.LogStats {
 		t.Fatalf("still fenced after the repair: %+v", c)
 	}
 	sb, _, err := storage.LoadPartitionSuperblock(m, repairCaseDir)
-	if err != nil || sb.NextOffset != log.NextOffset() || sb.Flags != 7 {
+	if err != nil || sb.DurableOffset != log.NextOffset() || sb.ReservedOffset < sb.DurableOffset || sb.Flags != 7 {
 		t.Fatalf("superblock %+v (%v), log next %d", sb, err, log.NextOffset())
 	}
 	return log.Stats()

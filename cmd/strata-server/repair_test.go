@@ -230,6 +230,13 @@ func TestFencedPartitionAndRepairThroughTheBinary(t *testing.T) {
 	if out := runCLI(t, p2.addr, "stats"); !strings.Contains(out, "fenced partitions:") || !strings.Contains(out, d.File) {
 		t.Fatalf("strata stats does not show the fence:\n%s", out)
 	}
+	// The JSON records carry the fence too (cmd/strata/README.md).
+	if out := runCLI(t, p2.addr, "-o", "json", "topic", "get", "s", "t"); !strings.Contains(out, fmt.Sprintf(`"state":"fenced","fenced":{"stream_id":0,"topic_id":0,"partition_id":0,"served_below":%d`, d.Offset)) {
+		t.Fatalf("strata -o json topic get does not show the fence:\n%s", out)
+	}
+	if out := runCLI(t, p2.addr, "-o", "json", "stats"); !strings.Contains(out, fmt.Sprintf(`"fenced_partitions":[{"stream_id":0,"topic_id":0,"partition_id":0,"served_below":%d`, d.Offset)) {
+		t.Fatalf("strata -o json stats does not show the fence:\n%s", out)
+	}
 	logFile, err := os.ReadFile(filepath.Join(dir, "logs", "strata-server.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -299,4 +306,31 @@ func TestFencedPartitionAndRepairThroughTheBinary(t *testing.T) {
 		}
 	}
 	p3.terminate(t)
+}
+
+// TestRepairCommandLine: `strata-server repair` is a subcommand of the
+// family's shape: its help exits 0 and names its flags, mistakes exit 2.
+func TestRepairCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"repair", "--help"}, {"help", "repair"}} {
+		cmd := exec.Command(serverBinary, args...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "strata-server repair") || !strings.Contains(string(out), "--confirm") ||
+			!strings.Contains(string(out), "--partition") {
+			t.Fatalf("strata-server %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"extra"}, `takes no arguments, got "extra"`},
+		{[]string{"--partition", "x"}, `--partition "x": want STREAM/TOPIC/PARTITION ids`},
+	} {
+		out, code := runRepairBinary(t, dir, tc.args...)
+		if code != 2 || !strings.Contains(out, tc.msg) {
+			t.Fatalf("strata-server repair %v: exit %d, output %q; want 2 and %q", tc.args, code, out, tc.msg)
+		}
+	}
 }

@@ -22,8 +22,8 @@ import (
 const failuresDir = "sim-failures"
 
 const usage = `usage:
-  strata-sim run --seed S [--ticks N] [--verbose [--trace]] [--bug NAME]
-  strata-sim swarm --seeds N [--from S] [--parallel P] [--ticks N] [--bug NAME]
+  strata-sim run --seed S [--ticks N] [--set NAME=VALUE] [--verbose [--trace]] [--bug NAME]
+  strata-sim swarm --seeds N [--from S] [--parallel P] [--ticks N] [--set NAME=VALUE] [--bug NAME]
   strata-sim replay [--verbose] FILE
 planted bugs: %s
 `
@@ -90,12 +90,17 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	traceMessages := fs.Bool("trace", false, "with --verbose, print every delivered message")
 	var bugs bugFlag
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
+	var sets setFlag
+	fs.Var(&sets, "set", "override a drawn parameter, NAME=VALUE (repeatable, as for swarm)")
 	if err := fs.Parse(args); err != nil {
 		return 1, err
 	}
 	params := sim.DrawParams(*seed)
 	if *ticks > 0 {
 		params.SafetyTicks = *ticks
+	}
+	if err := sets.apply(&params); err != nil {
+		return 1, err
 	}
 	params.Print(stdout)
 	opts := sim.Options{Params: params, Bugs: bugs.set(), TraceMessages: *traceMessages}

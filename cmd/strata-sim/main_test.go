@@ -96,3 +96,27 @@ func TestReplayScenario(t *testing.T) {
 		t.Fatalf("a failed expectation exited %d, want 1", code)
 	}
 }
+
+func TestSetOverridesDrawnParameters(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	args := []string{"run", "--seed", "3", "--ticks", "300", "--set", "replicas=3", "--set", "durability=persisted",
+		"--set", "crash_ppm=4000", "--set", "io_latency_ticks_max=20", "--set", "partition_mode=1"}
+	mainCode(args, &out, &errOut)
+	for _, want := range []string{"replicas=3 ", "durability=persisted", "crash=4000ppm/tick", "io_latency_max=20", "mode=isolate-one"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("run with --set prints no %q:\n%s", want, out.String())
+		}
+	}
+	for _, bad := range [][]string{
+		{"swarm", "--seeds", "1", "--set", "no_such_parameter=1"},
+		{"swarm", "--seeds", "1", "--set", "replicas"},
+		{"run", "--seed", "1", "--set", "durability=sometimes"},
+	} {
+		out.Reset()
+		errOut.Reset()
+		if code := mainCode(bad, &out, &errOut); code != 1 {
+			t.Errorf("%v: exit %d, want 1 (stderr %q)", bad, code, errOut.String())
+		}
+	}
+}

@@ -26,7 +26,12 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	ticks := fs.Int("ticks", 0, "safety-phase ticks (default: the swarm default)")
 	var bugs bugFlag
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
+	var sets setFlag
+	fs.Var(&sets, "set", "override a drawn parameter, NAME=VALUE (repeatable; names as in scenario files, plus replicas, clients, durability)")
 	if err := fs.Parse(args); err != nil {
+		return 1, err
+	}
+	if err := sets.apply(&sim.Params{}); err != nil {
 		return 1, err
 	}
 	if *seeds == 0 || *seeds > swarmSeedsMax {
@@ -48,6 +53,7 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 				if *ticks > 0 {
 					params.SafetyTicks = *ticks
 				}
+				_ = sets.apply(&params) // validated above
 				done <- sim.Run(sim.Options{Params: params, Bugs: bugs.set()})
 			}
 		}()
@@ -115,4 +121,30 @@ func addCounters(net *sim.NetworkCounters, disk *sim.StorageCounters, proc *sim.
 	proc.Crashes += p.Crashes
 	proc.PowerLosses += p.PowerLosses
 	proc.PowerLossesAll += p.PowerLossesAll
+}
+
+// setFlag collects --set NAME=VALUE overrides of drawn parameters.
+type setFlag []string
+
+// String implements flag.Value.
+func (s *setFlag) String() string { return strings.Join(*s, ",") }
+
+// Set implements flag.Value.
+func (s *setFlag) Set(v string) error {
+	if _, _, ok := strings.Cut(v, "="); !ok {
+		return fmt.Errorf("--set takes NAME=VALUE, not %q", v)
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// apply overrides p's parameters in flag order.
+func (s setFlag) apply(p *sim.Params) error {
+	for _, kv := range s {
+		name, value, _ := strings.Cut(kv, "=")
+		if err := sim.SetParam(p, name, value); err != nil {
+			return err
+		}
+	}
+	return nil
 }

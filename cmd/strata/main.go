@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/term"
@@ -16,12 +17,19 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Saved contexts live in the user's config directory; without one
+	// (no $HOME) there are none unless STRATA_CONFIG_DIR names a place.
+	configDir := ""
+	if dir, err := os.UserConfigDir(); err == nil {
+		configDir = filepath.Join(dir, "strata")
+	}
 	code := cli.Run(ctx, cli.Env{
-		Args:   os.Args[1:],
-		Stdin:  os.Stdin,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Getenv: os.Getenv,
+		ConfigDir: configDir,
+		Args:      os.Args[1:],
+		Stdin:     os.Stdin,
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		Getenv:    os.Getenv,
 		StderrIsTerminal: func() bool {
 			return term.IsTerminal(int(os.Stderr.Fd()))
 		},

@@ -8,8 +8,10 @@ import "errors"
 var (
 	// ErrTruncated: the input ended before a field was complete.
 	ErrTruncated = errors.New("wire: truncated input")
-	// ErrTrailingBytes: the input continues after a structure that must end
-	// the body.
+	// ErrTrailingBytes: the input continues after a structure that must fill
+	// its bytes exactly (a length-delimited permissions block, a record).
+	// Request bodies are not such structures: bytes after their last field
+	// are ignored, as by Iggy's server.
 	ErrTrailingBytes = errors.New("wire: unexpected trailing bytes")
 	// ErrInvalidName: a WireName or length-prefixed text is empty, too long
 	// or not valid UTF-8.

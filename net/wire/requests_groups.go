@@ -16,7 +16,7 @@ func (r *GetConsumerGroupsRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *GetConsumerGroupsRequest) Decode(b []byte) error {
-	return decodeExact(b, "get consumer groups", func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
+	return decodeFields(b, func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
 }
 
 // CreateConsumerGroupRequest is code 602: `Id stream`, `Id topic`, `Name`.
@@ -40,7 +40,7 @@ func (r *CreateConsumerGroupRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *CreateConsumerGroupRequest) Decode(b []byte) error {
-	return decodeExact(b, "create consumer group", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		d.streamTopic(&r.StreamID, &r.TopicID)
 		r.Name = d.name("group name")
 	})
@@ -58,11 +58,12 @@ func (g *GroupTarget) appendTo(dst []byte) ([]byte, error) {
 	return appendIDs(dst, g.StreamID, g.TopicID, g.GroupID)
 }
 
-func (g *GroupTarget) decode(b []byte, what string) error {
+// decode reads the three ids; trailing bytes are ignored (decodeFields).
+func (g *GroupTarget) decode(b []byte) error {
 	d := newDecoder(b)
 	d.streamTopic(&g.StreamID, &g.TopicID)
 	g.GroupID = d.identifier("group id")
-	return d.end(what)
+	return d.err
 }
 
 // GetConsumerGroupRequest is code 600.
@@ -92,12 +93,8 @@ func (r *JoinConsumerGroupRequest) AppendTo(dst []byte) ([]byte, error)   { retu
 func (r *LeaveConsumerGroupRequest) AppendTo(dst []byte) ([]byte, error)  { return r.appendTo(dst) }
 func (r *SyncConsumerGroupRequest) AppendTo(dst []byte) ([]byte, error)   { return r.appendTo(dst) }
 
-func (r *GetConsumerGroupRequest) Decode(b []byte) error { return r.decode(b, "get consumer group") }
-func (r *DeleteConsumerGroupRequest) Decode(b []byte) error {
-	return r.decode(b, "delete consumer group")
-}
-func (r *JoinConsumerGroupRequest) Decode(b []byte) error { return r.decode(b, "join consumer group") }
-func (r *LeaveConsumerGroupRequest) Decode(b []byte) error {
-	return r.decode(b, "leave consumer group")
-}
-func (r *SyncConsumerGroupRequest) Decode(b []byte) error { return r.decode(b, "sync consumer group") }
+func (r *GetConsumerGroupRequest) Decode(b []byte) error    { return r.decode(b) }
+func (r *DeleteConsumerGroupRequest) Decode(b []byte) error { return r.decode(b) }
+func (r *JoinConsumerGroupRequest) Decode(b []byte) error   { return r.decode(b) }
+func (r *LeaveConsumerGroupRequest) Decode(b []byte) error  { return r.decode(b) }
+func (r *SyncConsumerGroupRequest) Decode(b []byte) error   { return r.decode(b) }

@@ -48,9 +48,10 @@ func (r *SendMessagesRequest) AppendTo(dst []byte) ([]byte, error) {
 	return append(dst, r.Batch...), nil
 }
 
-// Decode decodes the metadata, which must consume exactly metadata_length
-// bytes, and takes the rest as Batch. A failure here is Deny 20 at the
-// server (§5). It allocates only for string identifiers.
+// Decode decodes the metadata from the metadata_length bytes after the
+// length (bytes left in them after the fields are ignored, as Iggy's
+// server does) and takes the rest as Batch. A failure here is Deny 20 at
+// the server (§5). It allocates only for string identifiers.
 func (r *SendMessagesRequest) Decode(b []byte) error {
 	if len(b) < 4 {
 		return fmt.Errorf("send messages: metadata length: %w", ErrTruncated)
@@ -64,8 +65,8 @@ func (r *SendMessagesRequest) Decode(b []byte) error {
 	r.TopicID = d.identifier("topic id")
 	r.Partitioning = d.partitioning("partitioning")
 	r.MessagesCount = d.u32("messages count")
-	if err := d.end("send messages metadata"); err != nil {
-		return err
+	if d.err != nil {
+		return d.err
 	}
 	r.Batch = b[4+n : len(b) : len(b)]
 	return nil
@@ -112,7 +113,7 @@ func (r *PollMessagesRequest) Decode(b []byte) error {
 	r.Strategy = d.pollingStrategy("strategy")
 	r.Count = d.u32("count")
 	r.AutoCommit = d.boolean("auto commit")
-	return d.end("poll messages")
+	return d.err
 }
 
 // FlushUnsavedBufferRequest is code 102: `Id stream`, `Id topic`,
@@ -142,7 +143,7 @@ func (r *FlushUnsavedBufferRequest) Decode(b []byte) error {
 	d.streamTopic(&r.StreamID, &r.TopicID)
 	r.PartitionID = d.u32("partition id")
 	r.Fsync = d.boolean("fsync")
-	return d.end("flush unsaved buffer")
+	return d.err
 }
 
 // OffsetTarget is the `Consumer`, `Id stream`, `Id topic`,
@@ -185,7 +186,7 @@ func (r *GetConsumerOffsetRequest) AppendTo(dst []byte) ([]byte, error) { return
 func (r *GetConsumerOffsetRequest) Decode(b []byte) error {
 	d := newDecoder(b)
 	d.offsetTarget(&r.OffsetTarget)
-	return d.end("get consumer offset")
+	return d.err
 }
 
 // StoreConsumerOffsetRequest is code 121 (operation 161): target,
@@ -218,7 +219,7 @@ func (r *StoreConsumerOffsetRequest) Decode(b []byte) error {
 	d.offsetTarget(&r.OffsetTarget)
 	r.Offset = d.u64("offset")
 	r.Ack = d.ackLevel("ack")
-	return d.end("store consumer offset")
+	return d.err
 }
 
 // DeleteConsumerOffsetRequest is code 122 (operation 162): target,
@@ -248,5 +249,5 @@ func (r *DeleteConsumerOffsetRequest) Decode(b []byte) error {
 	d := newDecoder(b)
 	d.offsetTarget(&r.OffsetTarget)
 	r.Ack = d.ackLevel("ack")
-	return d.end("delete consumer offset")
+	return d.err
 }

@@ -1,10 +1,19 @@
 package wire
 
-// decodeExact runs body over b and requires it to consume every byte.
-func decodeExact(b []byte, what string, body func(d *decoder)) error {
+// decodeFields runs body over a request body b and returns the first
+// field error. Bytes after the last field are ignored, as Iggy's server
+// does (it decodes every request with WireDecode::decode_from, "ignoring
+// trailing bytes"): an Iggy SDK sends DeleteTopic with a partitions count
+// after the two ids, and older ones send four zero bytes of permissions
+// length after has_permissions 0. Every field is still read in full, so a
+// length-prefixed field that runs past the end, or a permissions block
+// whose length does not match its content, is still an error. Requests
+// that end in an options block have no trailing bytes: the block runs to
+// the end of the body and is validated as one.
+func decodeFields(b []byte, body func(d *decoder)) error {
 	d := newDecoder(b)
 	body(&d)
-	return d.end(what)
+	return d.err
 }
 
 // GetStreamRequest is code 200: `Id`.
@@ -25,13 +34,13 @@ func (r *DeleteStreamRequest) AppendTo(dst []byte) ([]byte, error) { return r.St
 func (r *PurgeStreamRequest) AppendTo(dst []byte) ([]byte, error)  { return r.StreamID.AppendTo(dst) }
 
 func (r *GetStreamRequest) Decode(b []byte) error {
-	return decodeExact(b, "get stream", func(d *decoder) { r.StreamID = d.identifier("stream id") })
+	return decodeFields(b, func(d *decoder) { r.StreamID = d.identifier("stream id") })
 }
 func (r *DeleteStreamRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete stream", func(d *decoder) { r.StreamID = d.identifier("stream id") })
+	return decodeFields(b, func(d *decoder) { r.StreamID = d.identifier("stream id") })
 }
 func (r *PurgeStreamRequest) Decode(b []byte) error {
-	return decodeExact(b, "purge stream", func(d *decoder) { r.StreamID = d.identifier("stream id") })
+	return decodeFields(b, func(d *decoder) { r.StreamID = d.identifier("stream id") })
 }
 
 // CreateStreamRequest is code 202: `Name`, trailing options (must be
@@ -55,7 +64,7 @@ func (r *CreateStreamRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *CreateStreamRequest) Decode(b []byte) error {
-	return decodeExact(b, "create stream", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.Name = d.name("stream name")
 		r.Options = d.trailingOptions("stream options")
 	})
@@ -86,7 +95,7 @@ func (r *UpdateStreamRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *UpdateStreamRequest) Decode(b []byte) error {
-	return decodeExact(b, "update stream", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.StreamID = d.identifier("stream id")
 		r.Name = d.name("stream name")
 		r.Options = d.trailingOptions("stream options")
@@ -104,7 +113,7 @@ func (r *GetTopicsRequest) AppendTo(dst []byte) ([]byte, error) { return r.Strea
 
 // Decode decodes the body.
 func (r *GetTopicsRequest) Decode(b []byte) error {
-	return decodeExact(b, "get topics", func(d *decoder) { r.StreamID = d.identifier("stream id") })
+	return decodeFields(b, func(d *decoder) { r.StreamID = d.identifier("stream id") })
 }
 
 // GetTopicRequest is code 300: `Id stream`, `Id topic`.
@@ -136,13 +145,13 @@ func (d *decoder) streamTopic(stream, topic *Identifier) {
 }
 
 func (r *GetTopicRequest) Decode(b []byte) error {
-	return decodeExact(b, "get topic", func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
+	return decodeFields(b, func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
 }
 func (r *DeleteTopicRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete topic", func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
+	return decodeFields(b, func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
 }
 func (r *PurgeTopicRequest) Decode(b []byte) error {
-	return decodeExact(b, "purge topic", func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
+	return decodeFields(b, func(d *decoder) { d.streamTopic(&r.StreamID, &r.TopicID) })
 }
 
 // CreateTopicRequest is code 302: `Id stream`, `[partitions_count u32]`,
@@ -172,7 +181,7 @@ func (r *CreateTopicRequest) AppendTo(dst []byte) ([]byte, error) {
 // Decode decodes the body; the options are checked only for the generic
 // block rules here (see ParseTopicOptions for the topic rules).
 func (r *CreateTopicRequest) Decode(b []byte) error {
-	return decodeExact(b, "create topic", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.StreamID = d.identifier("stream id")
 		r.PartitionsCount = d.u32("partitions count")
 		r.Name = d.name("topic name")
@@ -210,7 +219,7 @@ func (r *UpdateTopicRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *UpdateTopicRequest) Decode(b []byte) error {
-	return decodeExact(b, "update topic", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		d.streamTopic(&r.StreamID, &r.TopicID)
 		r.Name = d.name("topic name")
 		r.Options = d.trailingOptions("topic options")
@@ -248,13 +257,13 @@ func (r *DeletePartitionsRequest) AppendTo(dst []byte) ([]byte, error) {
 	return appendU32(dst, r.PartitionsCount), err
 }
 func (r *CreatePartitionsRequest) Decode(b []byte) error {
-	return decodeExact(b, "create partitions", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		d.streamTopic(&r.StreamID, &r.TopicID)
 		r.PartitionsCount = d.u32("partitions count")
 	})
 }
 func (r *DeletePartitionsRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete partitions", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		d.streamTopic(&r.StreamID, &r.TopicID)
 		r.PartitionsCount = d.u32("partitions count")
 	})
@@ -280,7 +289,7 @@ func (r *DeleteSegmentsRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *DeleteSegmentsRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete segments", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		d.streamTopic(&r.StreamID, &r.TopicID)
 		r.PartitionID = d.u32("partition id")
 		r.SegmentsCount = d.u32("segments count")

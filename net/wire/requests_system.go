@@ -18,7 +18,7 @@ func (r *GetClientRequest) AppendTo(dst []byte) ([]byte, error) {
 func (r *GetClientRequest) Decode(b []byte) error {
 	d := newDecoder(b)
 	r.ClientID = d.u32("client id")
-	return d.end("get client")
+	return d.err
 }
 
 // DescribeOptionsRequest is code 13: `[scope u8]`, 1 topic, 2 stream,
@@ -43,7 +43,7 @@ func (r *DescribeOptionsRequest) Decode(b []byte) error {
 	if d.err == nil && (r.Scope < OptionScopeTopic || r.Scope > OptionScopeUser) {
 		d.failf(ErrBadValue, "options scope %d", r.Scope)
 	}
-	return d.end("describe options")
+	return d.err
 }
 
 // Snapshot compression codes and content types (§5.1).
@@ -107,5 +107,5 @@ func (r *GetSnapshotRequest) Decode(b []byte) error {
 		}
 		r.Types = append(r.Types, t)
 	}
-	return d.end("get snapshot")
+	return d.err
 }

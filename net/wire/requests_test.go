@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -190,7 +191,16 @@ func TestRequestDecodeRejects(t *testing.T) {
 		body []byte
 		want error
 	}{
-		{&GetStreamRequest{}, []byte{1, 4, 0, 0, 0, 0, 9}, ErrTrailingBytes},
+		// Trailing bytes are ignored, but a length that runs past the end
+		// of the body is still refused.
+		{&GetStreamRequest{}, []byte{2, 10, 's'}, ErrTruncated},
+		{&DeleteTopicRequest{}, []byte{1, 4, 1, 0, 0, 0, 2, 5, 't'}, ErrTruncated},
+		{&ChangePasswordRequest{}, []byte{1, 4, 1, 0, 0, 0, 3, 'o', 'l', 'd', 9, 'n'}, ErrTruncated},
+		{&CreateConsumerGroupRequest{}, []byte{1, 4, 1, 0, 0, 0, 1, 4, 2, 0, 0, 0, 5, 'g'}, ErrTruncated},
+		{&GetSnapshotRequest{}, []byte{1, 3, 1}, ErrTruncated},
+		{&DeletePersonalAccessTokenRequest{}, []byte{0, 1, 2, 3}, ErrInvalidName},
+		// A permissions length that disagrees with the permissions.
+		{&UpdatePermissionsRequest{}, append([]byte{1, 4, 3, 0, 0, 0, 1, 12, 0, 0, 0}, make([]byte, 13)...), ErrBadPermissions},
 		{&CreateStreamRequest{}, []byte{0}, ErrInvalidName},
 		{&DescribeOptionsRequest{}, []byte{4}, ErrBadValue},
 		{&GetSnapshotRequest{}, []byte{7, 0}, ErrBadValue},
@@ -215,6 +225,58 @@ func TestRequestDecodeRejects(t *testing.T) {
 	var g GetConsumerOffsetRequest
 	if err := g.Decode([]byte{1, 1, 4, 0, 0, 0, 0, 1, 4, 0, 0, 0, 0, 1, 4, 0, 0, 0, 0, 2, 5, 0, 0, 0}); err != nil || g.Partition.Present || g.Partition.ID != 0 {
 		t.Fatalf("flag 2: %v %+v", err, g.Partition)
+	}
+}
+
+// TestRequestsIgnoreTrailingBytes: every request decodes with bytes after
+// its last field as it decodes without them, as Iggy's server decodes
+// requests (WireDecode::decode_from, "ignoring trailing bytes"); one Iggy
+// SDK sends DeleteTopic with a u32 partitions count after the two ids.
+// Requests ending in an options block have no trailing bytes: what follows
+// the fixed fields is the block, and a malformed block is still refused.
+// In SendMessages the bytes after the metadata are the batch; bytes left
+// inside metadata_length after the fields are ignored.
+func TestRequestsIgnoreTrailingBytes(t *testing.T) {
+	trailing := []byte{4, 0, 0, 0}
+	optionsBlock := map[Code]bool{CodeCreateStream: true, CodeUpdateStream: true, CodeCreateTopic: true,
+		CodeUpdateTopic: true, CodeCreateUser: true, CodeUpdateUser: true}
+	for _, r := range sampleRequests() {
+		body, err := r.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := reflect.New(reflect.TypeOf(r).Elem()).Interface().(Request)
+		extended := reflect.New(reflect.TypeOf(r).Elem()).Interface().(Request)
+		if err := plain.Decode(body); err != nil {
+			t.Fatalf("%v: %v", r.Code(), err)
+		}
+		err = extended.Decode(append(body[:len(body):len(body)], trailing...))
+		switch {
+		case optionsBlock[r.Code()]:
+			if !errors.Is(err, ErrBadTLV) {
+				t.Errorf("%v: 4 bytes after the fields are a malformed options block, decoded with %v", r.Code(), err)
+			}
+		case r.Code() == CodeSendMessages:
+			if err != nil || !bytes.Equal(extended.(*SendMessagesRequest).Batch, append([]byte("batch-bytes"), trailing...)) {
+				t.Errorf("send messages: %v", err)
+			}
+		case err != nil:
+			t.Errorf("%v: trailing bytes refused: %v", r.Code(), err)
+		case !reflect.DeepEqual(plain, extended):
+			t.Errorf("%v: trailing bytes changed the request: %+v vs %+v", r.Code(), extended, plain)
+		}
+	}
+	// SendMessages: extra bytes inside metadata_length.
+	send := SendMessagesRequest{StreamID: NumericID(1), TopicID: NumericID(2), Partitioning: Balanced(), MessagesCount: 1, Batch: []byte("b")}
+	meta, err := send.AppendMetadataTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := binary.LittleEndian.AppendUint32(nil, binary.LittleEndian.Uint32(meta)+4)
+	padded = append(append(append(padded, meta[4:]...), trailing...), 'b')
+	var got SendMessagesRequest
+	if err := got.Decode(padded); err != nil || !reflect.DeepEqual(got, send) {
+		t.Fatalf("send metadata with trailing bytes: %v %+v", err, got)
 	}
 }
 

@@ -11,10 +11,10 @@ func (*DeleteUserRequest) Code() Code                            { return CodeDe
 func (r *GetUserRequest) AppendTo(dst []byte) ([]byte, error)    { return r.UserID.AppendTo(dst) }
 func (r *DeleteUserRequest) AppendTo(dst []byte) ([]byte, error) { return r.UserID.AppendTo(dst) }
 func (r *GetUserRequest) Decode(b []byte) error {
-	return decodeExact(b, "get user", func(d *decoder) { r.UserID = d.identifier("user id") })
+	return decodeFields(b, func(d *decoder) { r.UserID = d.identifier("user id") })
 }
 func (r *DeleteUserRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete user", func(d *decoder) { r.UserID = d.identifier("user id") })
+	return decodeFields(b, func(d *decoder) { r.UserID = d.identifier("user id") })
 }
 
 // CreateUserRequest is code 33: `Name username`, `[pw_len u8][password]`,
@@ -48,7 +48,7 @@ func (r *CreateUserRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *CreateUserRequest) Decode(b []byte) error {
-	return decodeExact(b, "create user", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.Username = d.name("username")
 		r.Password = d.text8("password")
 		r.Status = UserStatus(d.u8("status"))
@@ -95,7 +95,7 @@ func (r *UpdateUserRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *UpdateUserRequest) Decode(b []byte) error {
-	return decodeExact(b, "update user", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.UserID = d.identifier("user id")
 		r.Username, r.Status = nil, nil
 		if d.u8("has username") == 1 && d.err == nil {
@@ -131,7 +131,7 @@ func (r *UpdatePermissionsRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *UpdatePermissionsRequest) Decode(b []byte) error {
-	return decodeExact(b, "update permissions", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.UserID = d.identifier("user id")
 		r.Permissions = d.optionalPermissions("permissions")
 	})
@@ -162,7 +162,7 @@ func (r *ChangePasswordRequest) AppendTo(dst []byte) ([]byte, error) {
 
 // Decode decodes the body.
 func (r *ChangePasswordRequest) Decode(b []byte) error {
-	return decodeExact(b, "change password", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.UserID = d.identifier("user id")
 		r.CurrentPassword = d.text8("current password")
 		r.NewPassword = d.text8("new password")
@@ -198,7 +198,7 @@ func (r *CreatePersonalAccessTokenRequest) AppendTo(dst []byte) ([]byte, error) 
 
 // Decode decodes the body.
 func (r *CreatePersonalAccessTokenRequest) Decode(b []byte) error {
-	return decodeExact(b, "create token", func(d *decoder) {
+	return decodeFields(b, func(d *decoder) {
 		r.Name = d.name("token name")
 		r.Expiry = d.u64("token expiry")
 	})
@@ -217,5 +217,5 @@ func (r *DeletePersonalAccessTokenRequest) AppendTo(dst []byte) ([]byte, error) 
 
 // Decode decodes the body.
 func (r *DeletePersonalAccessTokenRequest) Decode(b []byte) error {
-	return decodeExact(b, "delete token", func(d *decoder) { r.Name = d.name("token name") })
+	return decodeFields(b, func(d *decoder) { r.Name = d.name("token name") })
 }

@@ -130,8 +130,8 @@ func (it *TLVIterator) Err() error { return it.err }
 
 // ValidateTLV checks a whole block against §4.7 (kind ≠ 0, 1 ≤ length ≤
 // 255, items inside the block, an even number of items) and returns the
-// number of pairs. It does not check value sizes per kind (the server
-// stores user headers unchanged); see ValidateTLVStrict.
+// number of pairs. It does not check value sizes per kind; see
+// ValidateTLVStrict, and ValidateUserHeaders for message user headers.
 func ValidateTLV(block []byte) (pairs int, err error) {
 	it := NewTLVIterator(block)
 	for _, _, ok := it.Next(); ok; _, _, ok = it.Next() {

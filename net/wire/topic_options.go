@@ -117,11 +117,15 @@ type ParsedTopicOptions struct {
 	Settings TopicSettings
 	// Explicit re-encodes each key the client sent in its canonical kind
 	// (string compression and durability, uint64 sizes and expiry, bool,
-	// uint32), with the value as sent (a sent 0 stays 0), keys ascending.
+	// uint32), with the value as sent, keys ascending. A key sent as "server
+	// default" (0, or the string "server_default", for segment_size,
+	// size_of_messages_required_to_save, message_expiry and max_topic_size)
+	// is not explicit: as Iggy's TopicCreateOptions::absorb_strict does, it
+	// counts as not sent.
 	Explicit Options
-	// Derived holds the resolved value of every key not sent, canonical
-	// kinds, keys ascending. The Strata durability keys appear here when
-	// absent.
+	// Derived holds the resolved value of every key not in Explicit,
+	// canonical kinds, keys ascending. The Strata durability keys appear
+	// here when absent.
 	Derived Options
 }
 
@@ -181,7 +185,9 @@ func ParseTopicOptions(block []byte, partitionsCount uint32) (ParsedTopicOptions
 		if err != nil {
 			return ParsedTopicOptions{}, err
 		}
-		explicit = append(explicit, canonical)
+		if !isServerDefault(canonical) {
+			explicit = append(explicit, canonical)
+		}
 	}
 	if s.MaxTopicSize < s.SegmentSize {
 		return ParsedTopicOptions{}, fmt.Errorf("%w: max_topic_size %d below segment size %d", ErrInvalidTopicSize, s.MaxTopicSize, s.SegmentSize)
@@ -193,11 +199,23 @@ func ParseTopicOptions(block []byte, partitionsCount uint32) (ParsedTopicOptions
 	}
 	var derived Options
 	for _, key := range topicKeyOrder {
-		if _, ok := opts.Get(key); !ok {
+		if _, ok := explicit.Get(key); !ok {
 			derived = append(derived, canonicalTopicOption(&s, key))
 		}
 	}
 	return ParsedTopicOptions{Settings: s, Explicit: explicit, Derived: derived}, nil
+}
+
+// isServerDefault reports whether a canonical option says "use the server
+// default": 0 for the four keys where 0 means that (segment_size,
+// size_of_messages_required_to_save, message_expiry, max_topic_size).
+// The strings "server_default" and "default" parse to the same 0.
+func isServerDefault(o Option) bool {
+	switch o.Key {
+	case TopicOptionSegmentSize, TopicOptionSizeOfMessagesRequiredToSave, TopicOptionMessageExpiry, TopicOptionMaxTopicSize:
+		return o.Value.Kind == TLVUint64 && len(o.Value.Data) == 8 && binary.LittleEndian.Uint64(o.Value.Data) == 0
+	}
+	return false
 }
 
 // applyTopicOption parses one value into s and returns the canonical
@@ -398,12 +416,13 @@ func optionBool(v TLVItem) (bool, error) {
 }
 
 // parseExpiryString accepts a humantime duration or one of "never",
-// "unlimited", "none" (→ MessageExpiryNever) or "server_default" (→ 0).
+// "unlimited", "none" (→ MessageExpiryNever) or "server_default" or "0"
+// (→ 0, humantime's zero duration).
 func parseExpiryString(s string) (uint64, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "never", "never_expire", "unlimited", "none":
 		return MessageExpiryNever, nil
-	case "server_default", "default":
+	case "server_default", "default", "0":
 		return 0, nil
 	}
 	d, err := units.ParseDuration(s)
@@ -447,15 +466,22 @@ func mul64(a, b uint64) (hi, lo uint64) { return bits.Mul64(a, b) }
 
 // TopicUpdate is a parsed update-topic options block: only
 // compression_algorithm, message_expiry and max_topic_size are accepted.
-// A nil field was not sent (keeps its value); a sent 0 means "server
-// default" and is stored as 0.
+// A nil field was not sent (keeps its value). A key sent as "server
+// default" (0 for message_expiry and max_topic_size) resets it to the
+// server default, as at create: the field holds the resolved value (never,
+// unlimited) and the key leaves the explicit options for the derived ones.
 type TopicUpdate struct {
 	CompressionAlgorithm *uint8
 	MessageExpiry        *uint64
 	MaxTopicSize         *uint64
-	// Options are the block as sent; the server stores these bytes as they
-	// are and patches the topic's explicit options with them.
+	// Options are the block as sent.
 	Options Options
+	// Explicit are the sent options to store as they are in the topic's
+	// explicit options (every sent key but the server-default ones).
+	Explicit Options
+	// Derived are the resolved values, canonical kinds, of the keys sent
+	// as server default, for the topic's derived options.
+	Derived Options
 }
 
 // ParseTopicUpdateOptions validates an update-topic block: 4043 too large,
@@ -474,34 +500,57 @@ func ParseTopicUpdateOptions(block []byte) (TopicUpdate, error) {
 	}
 	u := TopicUpdate{Options: opts}
 	for _, o := range opts {
+		resolved := DefaultTopicSettings()
+		if _, err := applyTopicOption(&resolved, o.Key, o.Value); err != nil {
+			return TopicUpdate{}, err
+		}
 		switch o.Key {
 		case TopicOptionCompressionAlgorithm:
-			c, err := parseCompression(o.Value)
-			if err != nil {
-				return TopicUpdate{}, fmt.Errorf("%w: %s: %v", ErrInvalidOptionValue, o.Key, err)
-			}
-			u.CompressionAlgorithm = &c
+			u.CompressionAlgorithm = &resolved.CompressionAlgorithm
 		case TopicOptionMessageExpiry:
-			n, err := optionU64(o.Value, parseExpiryString)
-			if err != nil {
-				return TopicUpdate{}, fmt.Errorf("%w: %s: %v", ErrInvalidOptionValue, o.Key, err)
-			}
-			u.MessageExpiry = &n
+			u.MessageExpiry = &resolved.MessageExpiry
 		case TopicOptionMaxTopicSize:
-			n, err := optionU64(o.Value, parseSizeString)
-			if err != nil {
-				return TopicUpdate{}, fmt.Errorf("%w: %s: %v", ErrInvalidOptionValue, o.Key, err)
-			}
-			u.MaxTopicSize = &n
+			u.MaxTopicSize = &resolved.MaxTopicSize
 		}
 	}
+	u.Explicit, u.Derived = SplitTopicUpdate(opts)
 	return u, nil
 }
 
+// SplitTopicUpdate sorts the pairs of an update-topic block: a pair that
+// sets one of the four server-default keys to the server default goes to
+// derived, as that key's resolved value in its canonical kind; every other
+// pair goes to explicit as sent. It never fails: the metadata machine
+// applies it to committed blocks, where a key this build does not know
+// must be kept, not refused.
+func SplitTopicUpdate(sent Options) (explicit, derived Options) {
+	for _, o := range sent {
+		if d, ok := serverDefaultOption(o); ok {
+			derived = append(derived, d)
+		} else {
+			explicit = append(explicit, o)
+		}
+	}
+	return explicit, derived
+}
+
+// serverDefaultOption returns the resolved default of o's key when o says
+// "server default" for it.
+func serverDefaultOption(o Option) (Option, bool) {
+	switch o.Key {
+	case TopicOptionSegmentSize, TopicOptionSizeOfMessagesRequiredToSave, TopicOptionMessageExpiry, TopicOptionMaxTopicSize:
+		s := DefaultTopicSettings()
+		if canonical, err := applyTopicOption(&s, o.Key, o.Value); err == nil && isServerDefault(canonical) {
+			return canonicalTopicOption(&s, o.Key), true
+		}
+	}
+	return Option{}, false
+}
+
 // CheckSegmentSize denies (1019 InvalidTopicSize) a max_topic_size below
-// the topic's segment size; 0 (server default) and unlimited pass.
+// the topic's segment size; the server default (unlimited) passes.
 func (u *TopicUpdate) CheckSegmentSize(segmentSize uint64) error {
-	if u.MaxTopicSize != nil && *u.MaxTopicSize != 0 && *u.MaxTopicSize < segmentSize {
+	if u.MaxTopicSize != nil && *u.MaxTopicSize < segmentSize {
 		return fmt.Errorf("%w: max_topic_size %d below segment size %d", ErrInvalidTopicSize, *u.MaxTopicSize, segmentSize)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -90,11 +91,13 @@ func TestTopicOptionsExplicit(t *testing.T) {
 		s.MaxTopicSize != MaxTopicSizeUnlimited || s.ConsumerOffsetDurability != DurabilityReplicated {
 		t.Fatalf("settings %+v", s)
 	}
+	// max_topic_size sent as 0 is "server default": as in Iggy's
+	// TopicCreateOptions::absorb_strict it counts as not sent, so it is
+	// absent from the explicit options and derived with its resolved value.
 	want := Options{
 		StringOption("compression_algorithm", "gzip"),
 		StringOption("durability", "persisted"),
 		BoolOption("enforce_fsync", true),
-		Uint64Option("max_topic_size", 0),
 		Uint64Option("message_expiry", 7*86400e6),
 		Uint32Option("messages_required_to_save", 10),
 		Uint64Option("segment_size", 512<<20),
@@ -102,13 +105,66 @@ func TestTopicOptionsExplicit(t *testing.T) {
 	if !p.Explicit.Equal(want) {
 		t.Fatalf("explicit %+v", p.Explicit)
 	}
-	if len(p.Derived) != 3 || p.Derived[0].Key != "consumer_offset_durability" || p.Derived[1].Key != "preallocate_segments" {
+	wantDerived := Options{
+		StringOption("consumer_offset_durability", "replicated"),
+		Uint64Option("max_topic_size", MaxTopicSizeUnlimited),
+		BoolOption("preallocate_segments", false),
+		Uint64Option("size_of_messages_required_to_save", DefaultSizeOfMessagesRequiredToSave),
+	}
+	if !p.Derived.Equal(wantDerived) {
 		t.Fatalf("derived %+v", p.Derived)
 	}
 	// The explicit block is a valid options block that parses to itself.
 	again, err := ParseTopicOptions(block(t, p.Explicit...), 3)
 	if err != nil || again.Settings != s {
 		t.Fatalf("canonical block re-parse %v", err)
+	}
+}
+
+// TestTopicOptionsServerDefault: each of the four keys where 0 means
+// "server default", sent as 0 (uint64 or string) or as "server_default",
+// is absent from the explicit options and present among the derived ones
+// with the resolved default; a non-zero value stays explicit.
+func TestTopicOptionsServerDefault(t *testing.T) {
+	defaults := DefaultTopicSettings()
+	resolved := map[string]uint64{
+		TopicOptionSegmentSize:                  defaults.SegmentSize,
+		TopicOptionSizeOfMessagesRequiredToSave: defaults.SizeOfMessagesRequiredToSave,
+		TopicOptionMessageExpiry:                MessageExpiryNever,
+		TopicOptionMaxTopicSize:                 MaxTopicSizeUnlimited,
+	}
+	for key, want := range resolved {
+		for _, sent := range []Option{Uint64Option(key, 0), StringOption(key, "0"), StringOption(key, "server_default")} {
+			if key == TopicOptionSegmentSize || key == TopicOptionSizeOfMessagesRequiredToSave {
+				if sent.Value.Kind == TLVString && string(sent.Value.Data) == "server_default" {
+					continue // byte sizes take numbers only
+				}
+			}
+			p, err := ParseTopicOptions(block(t, sent), 1)
+			if err != nil {
+				t.Fatalf("%s = %x: %v", key, sent.Value.Data, err)
+			}
+			if _, ok := p.Explicit.Get(key); ok || len(p.Explicit) != 0 {
+				t.Errorf("%s = %q: explicit %+v", key, sent.Value.Data, p.Explicit)
+			}
+			if v, ok := p.Derived.Get(key); !ok || v.Kind != TLVUint64 || binary.LittleEndian.Uint64(v.Data) != want {
+				t.Errorf("%s = %q: derived %+v", key, sent.Value.Data, p.Derived)
+			}
+			if p.Settings != defaults {
+				t.Errorf("%s = %q: settings %+v", key, sent.Value.Data, p.Settings)
+			}
+		}
+	}
+	p, err := ParseTopicOptions(block(t, Uint64Option(TopicOptionSizeOfMessagesRequiredToSave, 4096)), 1)
+	if v, ok := p.Explicit.Get(TopicOptionSizeOfMessagesRequiredToSave); err != nil || !ok || binary.LittleEndian.Uint64(v.Data) != 4096 {
+		t.Fatalf("non-zero value: %v %+v", err, p.Explicit)
+	}
+	if _, ok := p.Derived.Get(TopicOptionSizeOfMessagesRequiredToSave); ok {
+		t.Fatal("an explicit key is also derived")
+	}
+	// Keys where 0 is not a server default keep their rules.
+	if _, err := ParseTopicOptions(block(t, Uint32Option(TopicOptionMessagesRequiredToSave, 0)), 1); CodeOf(err) != ErrInvalidOptionValue {
+		t.Fatalf("messages_required_to_save 0: %v", err)
 	}
 }
 
@@ -177,9 +233,19 @@ func TestTopicUpdateOptions(t *testing.T) {
 	if _, err := ParseTopicUpdateOptions(block(t, StringOption("message_expiry", "soon"))); CodeOf(err) != ErrInvalidOptionValue {
 		t.Fatalf("bad expiry: %v", err)
 	}
-	zero, err := ParseTopicUpdateOptions(block(t, Uint64Option("message_expiry", 0)))
-	if err != nil || *zero.MessageExpiry != 0 {
-		t.Fatal("update keeps a sent 0")
+	// A sent 0 resets the key to the server default: resolved value, and
+	// the key moves from the explicit options to the derived ones.
+	zero, err := ParseTopicUpdateOptions(block(t, Uint64Option("message_expiry", 0), StringOption("max_topic_size", "0"),
+		StringOption("compression_algorithm", "gzip")))
+	if err != nil || *zero.MessageExpiry != MessageExpiryNever || *zero.MaxTopicSize != MaxTopicSizeUnlimited {
+		t.Fatalf("update with 0: %v %+v", err, zero)
+	}
+	if !zero.Explicit.Equal(Options{StringOption("compression_algorithm", "gzip")}) ||
+		!zero.Derived.Sorted().Equal(Options{Uint64Option("max_topic_size", MaxTopicSizeUnlimited), Uint64Option("message_expiry", MessageExpiryNever)}) {
+		t.Fatalf("update with 0: explicit %+v derived %+v", zero.Explicit, zero.Derived)
+	}
+	if err := zero.CheckSegmentSize(1 << 30); err != nil {
+		t.Fatalf("server-default cap below segment: %v", err)
 	}
 	stored := Options{Uint64Option("segment_size", 1<<20), StringOption("compression_algorithm", "none")}
 	patched := PatchOptions(stored, u.Options)

@@ -52,7 +52,7 @@ func benchLogAppend(b *testing.B, fsys storage.FS, payloadBytes int, sync bool) 
 		}
 		if l.Stats().Bytes >= benchFileBytesMax {
 			b.StopTimer()
-			if err := l.Purge(); err != nil {
+			if err := l.Purge(0); err != nil {
 				b.Fatal(err)
 			}
 			next = 0

@@ -38,6 +38,14 @@
 // and simply dropped when released. Requests over the largest class are
 // always outside (Stats.OversizeAllocations counts them too).
 //
+// Idle release. A bucket keeps what is returned to it, so without more the
+// buffers of one burst (a flood of large frames, a backlog of unflushed
+// batches) would stay cached, and resident, for the life of the process.
+// ReleaseIdle, run on a timer by the owner, drops what each bucket did not
+// need since the previous run: the shortest its free list has been in
+// between. A bucket in steady use keeps its working set; a burst's buffers
+// are gone after two runs and the collector returns their memory.
+//
 // Concurrency. Every method is safe for concurrent use. Each bucket has its
 // own mutex over an intrusive free list (no allocation on Put or Get of a
 // cached buffer); counters are atomics. A lock-free Treiber stack was

@@ -29,6 +29,10 @@ type bucket struct {
 	// All fields below are guarded by mu.
 	free      *Buffer // free list head
 	freeCount int64   // free list length
+	// freeLow is the shortest the free list has been since the last
+	// ReleaseIdle: that many buffers sat idle the whole time.
+	// Invariant: freeLow <= freeCount.
+	freeLow   int64
 	inUse     int64
 	allocated uint64
 	hits      uint64
@@ -52,6 +56,7 @@ type Pool struct {
 	outsideBytesInUse   atomic.Int64
 	evictions           atomic.Uint64
 	droppedReturns      atomic.Uint64
+	idleReleases        atomic.Uint64
 	doubleReleases      atomic.Uint64
 	useAfterRelease     atomic.Uint64
 	alignmentFallbacks  atomic.Uint64
@@ -102,6 +107,7 @@ func (p *Pool) Get(size int) *Buffer {
 	if buffer != nil {
 		class.free = buffer.next
 		class.freeCount--
+		class.freeLow = min(class.freeLow, class.freeCount)
 		class.hits++
 		class.inUse++
 		class.mu.Unlock()
@@ -174,6 +180,7 @@ func (p *Pool) evictOne(index int) bool {
 	if buffer != nil {
 		class.free = buffer.next
 		class.freeCount--
+		class.freeLow = min(class.freeLow, class.freeCount)
 	}
 	class.mu.Unlock()
 	if buffer == nil {
@@ -223,6 +230,36 @@ func (p *Pool) recycle(buffer *Buffer) {
 	class.mu.Unlock()
 	p.ownedBytes.Add(-int64(bucketSizes[buffer.bucket]))
 	p.droppedReturns.Add(1)
+}
+
+// ReleaseIdle drops the cached buffers that stayed idle since the previous
+// call (each bucket's shortest free list in between: buffers a Get never
+// needed) and returns how many bytes it dropped. A caller runs it on a
+// timer, so that a burst's buffers do not stay cached, and counted as the
+// process's memory, for the life of the process; a bucket in steady use
+// keeps the buffers its Gets take. The dropped buffers are left to the
+// garbage collector.
+func (p *Pool) ReleaseIdle() (releasedBytes int64) {
+	for index := range p.buckets {
+		class := &p.buckets[index]
+		class.mu.Lock()
+		idle := class.freeLow
+		for range idle {
+			buffer := class.free
+			class.free = buffer.next
+			buffer.next = nil
+		}
+		class.freeCount -= idle
+		class.freeLow = class.freeCount
+		class.mu.Unlock()
+		if idle > 0 {
+			bytes := idle * int64(bucketSizes[index])
+			p.ownedBytes.Add(-bytes)
+			p.idleReleases.Add(uint64(idle))
+			releasedBytes += bytes
+		}
+	}
+	return releasedBytes
 }
 
 // misuse reports a buffer ownership bug: a panic in the invariants build,

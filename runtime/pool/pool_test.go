@@ -129,6 +129,44 @@ func TestFullBucketDropsReturns(t *testing.T) {
 	}
 }
 
+func TestReleaseIdleDropsWhatNoGetNeeded(t *testing.T) {
+	p := newTestPool(t, Config{})
+	const burst = 16
+	buffers := make([]*Buffer, 0, burst)
+	for range burst {
+		buffers = append(buffers, p.Get(1<<20))
+	}
+	for _, buffer := range buffers {
+		p.Put(buffer)
+	}
+	// Returned since the last run: not idle for a whole interval yet.
+	if released := p.ReleaseIdle(); released != 0 {
+		t.Fatalf("first run released %d bytes of buffers returned during the interval", released)
+	}
+	// A steady user takes one buffer per interval: that one is kept.
+	p.Put(p.Get(1 << 20))
+	released := p.ReleaseIdle()
+	stats := p.Stats()
+	if released != (burst-1)<<20 || stats.Buckets[9].Cached != 1 || stats.IdleReleases != burst-1 || stats.BytesOwned != 1<<20 {
+		t.Fatalf("second run released %d bytes; cached %d, idle releases %d, owned %d",
+			released, stats.Buckets[9].Cached, stats.IdleReleases, stats.BytesOwned)
+	}
+	if released := p.ReleaseIdle(); released != 1<<20 {
+		t.Fatalf("an interval without Gets released %d bytes, want the last buffer", released)
+	}
+	if stats := p.Stats(); stats.BytesOwned != 0 || stats.BytesCached != 0 {
+		t.Fatalf("after an idle interval: owned %d cached %d", stats.BytesOwned, stats.BytesCached)
+	}
+	// A lent buffer is never released, and comes back to the bucket.
+	lent := p.Get(5000)
+	p.ReleaseIdle()
+	p.ReleaseIdle()
+	p.Put(lent)
+	if stats := p.Stats(); stats.Buckets[1].Cached != 1 || stats.Buckets[1].InUse != 0 {
+		t.Fatalf("lent buffer: %+v", stats.Buckets[1])
+	}
+}
+
 func TestFrozenBufferLifecycle(t *testing.T) {
 	p := newTestPool(t, Config{})
 	buffer := p.Get(100)

@@ -31,8 +31,9 @@ type Stats struct {
 	// OutsideBytesInUse is the bytes of outside buffers not yet released.
 	OutsideBytesInUse int64
 	// Evictions counts idle buffers dropped to fit a new one in the budget;
-	// DroppedReturns counts returns dropped because the bucket was full.
-	Evictions, DroppedReturns uint64
+	// DroppedReturns counts returns dropped because the bucket was full;
+	// IdleReleases counts idle buffers dropped by ReleaseIdle.
+	Evictions, DroppedReturns, IdleReleases uint64
 	// DoubleReleases and UseAfterRelease count ownership bugs (release
 	// builds only; the invariants build panics instead).
 	DoubleReleases, UseAfterRelease uint64
@@ -54,6 +55,7 @@ func (p *Pool) Stats() Stats {
 		OutsideBytesInUse:   p.outsideBytesInUse.Load(),
 		Evictions:           p.evictions.Load(),
 		DroppedReturns:      p.droppedReturns.Load(),
+		IdleReleases:        p.idleReleases.Load(),
 		DoubleReleases:      p.doubleReleases.Load(),
 		UseAfterRelease:     p.useAfterRelease.Load(),
 		AlignmentFallbacks:  p.alignmentFallbacks.Load(),

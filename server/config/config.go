@@ -26,15 +26,16 @@ var ErrInvalid = errors.New("invalid configuration")
 // Config is the whole server configuration.
 type Config struct {
 	System              System              `toml:"system"`
-	TCP                 Listener            `toml:"tcp"`
+	TCP                 ClientListener      `toml:"tcp"`
 	QUIC                QUIC                `toml:"quic"`
 	HTTP                HTTP                `toml:"http"`
-	WebSocket           Listener            `toml:"websocket"`
+	WebSocket           ClientListener      `toml:"websocket"`
 	MessageBus          MessageBus          `toml:"message_bus"`
 	Heartbeat           Heartbeat           `toml:"heartbeat"`
 	Metadata            Metadata            `toml:"metadata"`
 	Partition           PartitionWAL        `toml:"partition"`
 	PersonalAccessToken PersonalAccessToken `toml:"personal_access_token"`
+	Login               Login               `toml:"login"`
 	Cluster             Cluster             `toml:"cluster"`
 }
 
@@ -70,6 +71,10 @@ type IO struct {
 // Partition is [system.partition].
 type Partition struct {
 	EnforceFsync bool `toml:"enforce_fsync"`
+	// OffsetReservation is how many offsets a partition reserves ahead in
+	// its superblock before handing them out, so that no offset is given
+	// to two messages after a crash; a crash skips at most about this many.
+	OffsetReservation uint64 `toml:"offset_reservation"`
 }
 
 // Sharding is [system.sharding].
@@ -86,6 +91,9 @@ type MemoryPool struct {
 	Enabled        bool     `toml:"enabled"`
 	Size           ByteSize `toml:"size"`
 	BucketCapacity uint32   `toml:"bucket_capacity"`
+	// IdleReleaseInterval is how often idle cached buffers are dropped
+	// and their memory handed back to the operating system (0: never).
+	IdleReleaseInterval Duration `toml:"idle_release_interval"`
 }
 
 // Listener is a transport section ([tcp], [http], [websocket]).
@@ -119,6 +127,29 @@ func (j JWT) Key() []byte {
 	return []byte(j.DecodingSecret)
 }
 
+// ClientListener is a binary-protocol transport section ([tcp],
+// [websocket]): a listener and the limits on its client connections.
+type ClientListener struct {
+	Listener
+	ClientLimits
+}
+
+// ClientLimits bound what a client connection of a binary transport
+// ([tcp], [websocket], [quic]) may hold before and during its requests.
+// Iggy has no keys for these; the names follow its style.
+type ClientLimits struct {
+	// UnauthenticatedMaxMessageSize is the largest frame read from a
+	// connection with no bound session (Ping, Register, Logout); a larger
+	// size closes the connection before its body is read.
+	UnauthenticatedMaxMessageSize ByteSize `toml:"unauthenticated_max_message_size"`
+	// UnauthenticatedIdleTimeout closes a connection with no bound session
+	// that completes no request for this long.
+	UnauthenticatedIdleTimeout Duration `toml:"unauthenticated_idle_timeout"`
+	// RequestReadTimeout bounds the reading of one request, header and
+	// body, from its first byte.
+	RequestReadTimeout Duration `toml:"request_read_timeout"`
+}
+
 // TLS is a listener's [*.tls] subsection: the same listener speaks TLS
 // when enabled, with the certificate files, or a self-signed certificate
 // made at start when both are empty (development only).
@@ -133,6 +164,7 @@ type QUIC struct {
 	Enabled     bool        `toml:"enabled"`
 	Address     string      `toml:"address"`
 	Certificate Certificate `toml:"certificate"`
+	ClientLimits
 }
 
 // Certificate names a TLS certificate and key (PEM files); both empty
@@ -145,6 +177,13 @@ type Certificate struct {
 // MessageBus is [message_bus].
 type MessageBus struct {
 	MaxMessageSize uint32 `toml:"max_message_size"`
+	// ConnectionsMax caps the open client connections of the TCP,
+	// WebSocket and QUIC listeners together (0: no cap).
+	ConnectionsMax uint32 `toml:"connections_max"`
+	// InFlightBytesMax bounds the bytes of request frames larger than a
+	// connection's own buffer held at once (being read or handled), all
+	// connections together.
+	InFlightBytesMax ByteSize `toml:"in_flight_bytes_max"`
 }
 
 // Heartbeat is [heartbeat].
@@ -157,6 +196,9 @@ type Heartbeat struct {
 type Metadata struct {
 	JournalSlots    uint32 `toml:"journal_slots"`
 	ClientsTableMax uint32 `toml:"clients_table_max"`
+	// ClientsPerUserMax bounds one user's share of the client table: past
+	// it, the user's own oldest session goes.
+	ClientsPerUserMax uint32 `toml:"clients_per_user_max"`
 }
 
 // PartitionWAL is [partition].
@@ -167,6 +209,20 @@ type PartitionWAL struct {
 // PersonalAccessToken is [personal_access_token].
 type PersonalAccessToken struct {
 	MaxTokensPerUser uint32 `toml:"max_tokens_per_user"`
+}
+
+// Login is [login]: the login limits of every transport (no Iggy
+// equivalent). Failed logins are counted per (address, username), per
+// username and per address; successful HTTP logins per (user, address).
+type Login struct {
+	FailuresPerUserAddress  uint32   `toml:"failures_per_user_address"`
+	FailuresPerUser         uint32   `toml:"failures_per_user"`
+	FailuresPerAddress      uint32   `toml:"failures_per_address"`
+	FailureRefill           Duration `toml:"failure_refill"`
+	SuccessesPerUserAddress uint32   `toml:"successes_per_user_address"`
+	SuccessRefill           Duration `toml:"success_refill"`
+	HTTPSessionsPerUser     uint32   `toml:"http_sessions_per_user"`
+	HTTPSessionsMax         uint32   `toml:"http_sessions_max"`
 }
 
 // Cluster is [cluster].
@@ -187,7 +243,37 @@ const (
 	// tasks without visiting its ring (runtime/uring checks both again).
 	ringEntriesMax       = 32768
 	ringEventIntervalMax = 1 << 16
+	// unauthenticatedFrameMin holds a login with the longest names a
+	// Register body allows (PROTOCOL.md §2.3) and an empty context.
+	unauthenticatedFrameMin = 2 << 10
+	// offsetReservationMax keeps a crash's skip far from the end of the
+	// offset space.
+	offsetReservationMax = 1 << 32
 )
+
+// validate checks [login]: every bound at least 1, every refill positive.
+func (l *Login) validate(bad func(key string, format string, args ...any) error) error {
+	for _, k := range []struct {
+		key string
+		n   uint32
+	}{{"failures_per_user_address", l.FailuresPerUserAddress}, {"failures_per_user", l.FailuresPerUser},
+		{"failures_per_address", l.FailuresPerAddress}, {"successes_per_user_address", l.SuccessesPerUserAddress},
+		{"http_sessions_per_user", l.HTTPSessionsPerUser}, {"http_sessions_max", l.HTTPSessionsMax}} {
+		if k.n < 1 {
+			return bad("login."+k.key, "must be at least 1")
+		}
+	}
+	if l.HTTPSessionsPerUser > l.HTTPSessionsMax {
+		return bad("login.http_sessions_per_user", "%d is above login.http_sessions_max (%d)", l.HTTPSessionsPerUser, l.HTTPSessionsMax)
+	}
+	if l.FailureRefill <= 0 {
+		return bad("login.failure_refill", "must be positive")
+	}
+	if l.SuccessRefill <= 0 {
+		return bad("login.success_refill", "must be positive")
+	}
+	return nil
+}
 
 // Load builds the configuration: the embedded default, then the file at
 // path (when path is not empty), then environment overrides from environ
@@ -218,6 +304,35 @@ func Load(path string, environ []string) (*Config, error) {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// validateClientLimits checks the connection limits of the binary
+// transports and the request budget.
+func (c *Config) validateClientLimits(bad func(key string, format string, args ...any) error) error {
+	for _, l := range []struct {
+		section string
+		limits  ClientLimits
+	}{{"tcp", c.TCP.ClientLimits}, {"websocket", c.WebSocket.ClientLimits}, {"quic", c.QUIC.ClientLimits}} {
+		if n := l.limits.UnauthenticatedMaxMessageSize; n < unauthenticatedFrameMin || n > ByteSize(c.MessageBus.MaxMessageSize) {
+			return bad(l.section+".unauthenticated_max_message_size", "%d is outside %d..message_bus.max_message_size", n, unauthenticatedFrameMin)
+		}
+		if l.limits.UnauthenticatedIdleTimeout <= 0 {
+			return bad(l.section+".unauthenticated_idle_timeout", "must be positive")
+		}
+		if l.limits.RequestReadTimeout <= 0 {
+			return bad(l.section+".request_read_timeout", "must be positive")
+		}
+	}
+	if n := c.MessageBus.InFlightBytesMax; n < ByteSize(c.MessageBus.MaxMessageSize) {
+		return bad("message_bus.in_flight_bytes_max", "%d is below message_bus.max_message_size, so a frame of the largest size could never be read", n)
+	}
+	if mp := c.System.MemoryPool; mp.Enabled && c.MessageBus.InFlightBytesMax > mp.Size {
+		return bad("message_bus.in_flight_bytes_max", "%d is over system.memory_pool.size %d, which lends the frames", c.MessageBus.InFlightBytesMax, mp.Size)
+	}
+	if c.System.MemoryPool.IdleReleaseInterval < 0 {
+		return bad("system.memory_pool.idle_release_interval", "must not be negative")
+	}
+	return nil
 }
 
 // Validate checks every value that has a constrained range and names the
@@ -256,6 +371,9 @@ func (c *Config) Validate() error {
 	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
 		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)
 	}
+	if n := c.System.Partition.OffsetReservation; n < 1 || n > offsetReservationMax {
+		return bad("system.partition.offset_reservation", "%d is outside 1..%d", n, uint64(offsetReservationMax))
+	}
 	if c.TCP.Enabled && c.TCP.Address == "" {
 		return bad("tcp.address", "must not be empty when tcp.enabled")
 	}
@@ -273,11 +391,20 @@ func (c *Config) Validate() error {
 	if m := c.MessageBus.MaxMessageSize; m < frameSizeMin || m > frameSizeMax {
 		return bad("message_bus.max_message_size", "%d is outside %d..%d", m, frameSizeMin, frameSizeMax)
 	}
+	if err := c.validateClientLimits(bad); err != nil {
+		return err
+	}
 	if n := c.Metadata.JournalSlots; n < journalSlotsMin || n > journalSlotsMax {
 		return bad("metadata.journal_slots", "%d is outside %d..%d", n, journalSlotsMin, journalSlotsMax)
 	}
 	if n := c.Metadata.ClientsTableMax; n < 1 || n > clientsTableMaxLimit {
 		return bad("metadata.clients_table_max", "%d is outside 1..%d", n, clientsTableMaxLimit)
+	}
+	if n := c.Metadata.ClientsPerUserMax; n < 1 || n > c.Metadata.ClientsTableMax {
+		return bad("metadata.clients_per_user_max", "%d is outside 1..clients_table_max (%d)", n, c.Metadata.ClientsTableMax)
+	}
+	if err := c.Login.validate(bad); err != nil {
+		return err
 	}
 	if c.Heartbeat.Enabled && c.Heartbeat.Interval <= 0 {
 		return bad("heartbeat.interval", "must be positive")

@@ -277,3 +277,50 @@ func TestFileUnknownKeyNamesNearest(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestClientLimits(t *testing.T) {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range map[string]ClientLimits{"tcp": cfg.TCP.ClientLimits, "websocket": cfg.WebSocket.ClientLimits, "quic": cfg.QUIC.ClientLimits} {
+		if l.UnauthenticatedMaxMessageSize != 16<<10 || time.Duration(l.UnauthenticatedIdleTimeout) != 10*time.Second ||
+			time.Duration(l.RequestReadTimeout) != time.Minute {
+			t.Errorf("[%s] defaults: %+v", name, l)
+		}
+	}
+	if cfg.MessageBus.ConnectionsMax != 10000 || cfg.MessageBus.InFlightBytesMax != 256<<20 ||
+		time.Duration(cfg.System.MemoryPool.IdleReleaseInterval) != 10*time.Second {
+		t.Errorf("defaults: %+v, idle release %v", cfg.MessageBus, time.Duration(cfg.System.MemoryPool.IdleReleaseInterval))
+	}
+	cfg, err = Load("", []string{"STRATA_TCP_UNAUTHENTICATED_IDLE_TIMEOUT=250 ms", "STRATA_WEBSOCKET_UNAUTHENTICATED_MAX_MESSAGE_SIZE=4 KiB",
+		"STRATA_QUIC_REQUEST_READ_TIMEOUT=2 s", "STRATA_MESSAGE_BUS_CONNECTIONS_MAX=7", "STRATA_MESSAGE_BUS_IN_FLIGHT_BYTES_MAX=1 GiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(cfg.TCP.UnauthenticatedIdleTimeout) != 250*time.Millisecond || cfg.WebSocket.UnauthenticatedMaxMessageSize != 4<<10 ||
+		time.Duration(cfg.QUIC.RequestReadTimeout) != 2*time.Second || cfg.MessageBus.ConnectionsMax != 7 || cfg.MessageBus.InFlightBytesMax != 1<<30 {
+		t.Fatalf("overrides not applied: tcp %+v websocket %+v quic %+v bus %+v", cfg.TCP.ClientLimits, cfg.WebSocket.ClientLimits, cfg.QUIC.ClientLimits, cfg.MessageBus)
+	}
+	for env, key := range map[string]string{
+		"STRATA_TCP_UNAUTHENTICATED_MAX_MESSAGE_SIZE=100":      "tcp.unauthenticated_max_message_size",
+		"STRATA_QUIC_UNAUTHENTICATED_MAX_MESSAGE_SIZE=128 MiB": "quic.unauthenticated_max_message_size",
+		"STRATA_WEBSOCKET_UNAUTHENTICATED_IDLE_TIMEOUT=0 s":    "websocket.unauthenticated_idle_timeout",
+		"STRATA_TCP_REQUEST_READ_TIMEOUT=0 s":                  "tcp.request_read_timeout",
+		"STRATA_MESSAGE_BUS_IN_FLIGHT_BYTES_MAX=1 MiB":         "message_bus.in_flight_bytes_max",
+		"STRATA_MESSAGE_BUS_IN_FLIGHT_BYTES_MAX=8 GiB":         "message_bus.in_flight_bytes_max",
+		"STRATA_SYSTEM_MEMORY_POOL_IDLE_RELEASE_INTERVAL=-1 s": "system.memory_pool.idle_release_interval",
+	} {
+		if _, err := Load("", []string{env}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: got %v, want an ErrInvalid naming %s", env, err, key)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.toml")
+	if err := os.WriteFile(path, []byte("[tcp]\nrequest_read_timeout = \"5 s\"\n[quic]\nunauthenticated_idle_timeout = \"3 s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = Load(path, nil); err != nil || time.Duration(cfg.TCP.RequestReadTimeout) != 5*time.Second ||
+		time.Duration(cfg.QUIC.UnauthenticatedIdleTimeout) != 3*time.Second {
+		t.Fatalf("file: %v %+v", err, cfg)
+	}
+}

@@ -29,6 +29,11 @@ func keys(cfg *Config) []envKey {
 		for i := 0; i < t.NumField(); i++ {
 			f := v.Field(i)
 			name := t.Field(i).Tag.Get("toml")
+			if t.Field(i).Anonymous && name == "" {
+				// An embedded struct's keys belong to the enclosing table.
+				walk(prefix, v.Field(i))
+				continue
+			}
 			if name == "" {
 				if t.Field(i).Anonymous && f.Kind() == reflect.Struct {
 					walk(prefix, f)
@@ -83,13 +88,19 @@ func EnvName(path string) string {
 // the repository root checks every STRATA_ name in the sources and the
 // READMEs against the keys and this list).
 var OtherVariables = map[string]string{
-	"STRATA_ROOT_USERNAME": "strata-server: the root user created at the first boot",
-	"STRATA_ROOT_PASSWORD": "strata-server: the root user's password at the first boot",
-	"STRATA_ADDRESS":       "strata (CLI): the server address",
-	"STRATA_USERNAME":      "strata (CLI): the user to log in as",
-	"STRATA_PASSWORD":      "strata (CLI): the password to log in with",
-	"STRATA_TOKEN":         "strata (CLI): a personal access token to log in with",
-	"STRATA_TRANSPORT":     "strata (CLI): tcp, tls, quic, ws or wss",
+	"STRATA_ROOT_USERNAME":     "strata-server: the root user created at the first boot",
+	"STRATA_ROOT_PASSWORD":     "strata-server: the root user's password at the first boot",
+	"STRATA_ADDRESS":           "strata (CLI): the server address",
+	"STRATA_USERNAME":          "strata (CLI): the user to log in as",
+	"STRATA_PASSWORD":          "strata (CLI): the password to log in with",
+	"STRATA_TOKEN":             "strata (CLI): a personal access token to log in with",
+	"STRATA_TRANSPORT":         "strata (CLI): tcp, tls, quic, ws or wss",
+	"STRATA_TLS_CA":            "strata (CLI): a CA certificate file to trust",
+	"STRATA_TLS_INSECURE":      "strata (CLI): skip verifying the server's certificate",
+	"STRATA_CONNECT_TIMEOUT":   "strata (CLI): give up connecting after this long",
+	"STRATA_CONTEXT":           "strata (CLI): the saved context to use",
+	"STRATA_CONFIG_DIR":        "strata (CLI): the directory of the saved contexts",
+	"STRATA_REPORT_SCREENSHOT": "strata-bench's report test: where to keep the headless browser's screenshot",
 }
 
 // OtherPrefixes start the names of STRATA_ variables that belong to other

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -44,7 +45,7 @@ func (a *api) login(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	return a.openSession(w, r, func(ls *server.LocalSession) (uint32, error) {
+	return a.openSession(w, r, body.Username, func(ls *server.LocalSession) (uint32, error) {
 		return ls.Login(body.Username, body.Password)
 	})
 }
@@ -55,35 +56,57 @@ func (a *api) loginWithPAT(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	return a.openSession(w, r, func(ls *server.LocalSession) (uint32, error) {
+	return a.openSession(w, r, "", func(ls *server.LocalSession) (uint32, error) {
 		return ls.LoginWithToken(body.Token)
 	})
 }
 
-// openSession runs a login on a new broker session behind the failed-login
-// limiter and binds the session to a new access token.
-func (a *api) openSession(w http.ResponseWriter, r *http.Request, login func(*server.LocalSession) (uint32, error)) error {
+// openSession runs a login (of username, empty for a token) on a new
+// broker session behind the failed-login limiter and binds the session to
+// a new access token. Once the credentials are verified, and before the
+// session commits, the login must pass the successful-login limiter of
+// its (user, address) and find room in the token store.
+func (a *api) openSession(w http.ResponseWriter, r *http.Request, username string, login func(*server.LocalSession) (uint32, error)) error {
 	address := clientAddress(r)
-	if ok, wait := a.logins.Take(address); !ok {
+	attempt, ok, wait := a.logins.Take(address, username)
+	if !ok {
 		return &apiError{code: wire.ErrError, status: http.StatusTooManyRequests, retryAfter: wait,
-			sentinel: ErrTooManyLogins, reason: ErrTooManyLogins.Error() + " from this address; retry later"}
+			sentinel: ErrTooManyLogins, reason: ErrTooManyLogins.Error() + " from this address for this user; retry later"}
 	}
 	ls, err := a.srv.OpenLocalSession(wire.TransportHTTP, r.RemoteAddr)
 	if err != nil {
-		a.logins.Refund(address)
+		a.logins.Refund(attempt)
 		return err
 	}
+	var refused error
+	ls.SetAdmission(func(userID uint32) bool {
+		if ok, wait := a.successes.Allow(server.UserAddressKey(userID, address)); !ok {
+			refused = &apiError{code: wire.ErrError, status: http.StatusTooManyRequests, retryAfter: wait,
+				sentinel: ErrLoginRateExceeded, reason: ErrLoginRateExceeded.Error() + " of this user from this address; retry later"}
+			return false
+		}
+		if !a.tokens.admits(userID) {
+			refused = &apiError{code: wire.ErrTransientNotAccepted,
+				reason: fmt.Sprintf("the HTTP gateway holds %d sessions of other users; retry later", a.cfg.SessionsMax)}
+			return false
+		}
+		return true
+	})
 	userID, err := login(ls)
 	if err != nil {
 		ls.Close()
-		if errors.Is(err, wire.ErrTransientNotAccepted) || errors.Is(err, wire.ErrTransientNotCommitted) {
-			a.logins.Refund(address)
-		} else {
-			a.logins.Fail(address)
+		switch {
+		case refused != nil:
+			a.logins.Refund(attempt)
+			return refused
+		case errors.Is(err, wire.ErrTransientNotAccepted) || errors.Is(err, wire.ErrTransientNotCommitted):
+			a.logins.Refund(attempt)
+		default:
+			a.logins.Fail(attempt)
 		}
 		return loginError(err)
 	}
-	a.logins.Refund(address)
+	a.logins.Refund(attempt)
 	tok, err := a.tokens.add(ls, userID)
 	if err != nil {
 		endSession(ls)

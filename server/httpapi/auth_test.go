@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stratabroker/strata/server"
 )
 
 func TestRefreshAndLogoutRevokeTokens(t *testing.T) {
@@ -89,7 +91,7 @@ func countHTTPClients(t *testing.T, h *harness, token string) int {
 
 func TestFailedLoginsAreRateLimited(t *testing.T) {
 	t.Parallel()
-	h := start(t, Config{LoginFailuresBurst: 3, LoginFailureRefill: 10 * time.Second})
+	h := start(t, Config{LoginFailures: server.LoginLimits{PerUserAddress: 3, PerUser: 3, PerAddress: 3, Refill: 10 * time.Second}})
 	for range 3 {
 		e := h.expectError(http.StatusBadRequest, 42, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "wrong-password"})
 		if e.Code != "invalid_credentials" {
@@ -158,19 +160,44 @@ func TestPersonalAccessTokens(t *testing.T) {
 	h.expectError(http.StatusUnauthorized, 53, "POST", "/personal-access-tokens/login", "", map[string]string{"token": created.Token})
 }
 
+// TestSessionsAreBounded: a user's login past its bound ends that user's
+// oldest session; a login into a gateway full of other users' sessions is
+// refused (503) without displacing any of them.
 func TestSessionsAreBounded(t *testing.T) {
 	t.Parallel()
-	h := start(t, Config{SessionsMax: 2, LoginFailuresBurst: 1})
-	first := h.root()
-	h.root()
-	r := h.expect(http.StatusServiceUnavailable, "POST", "/users/login", "", map[string]string{"username": "iggy", "password": "iggy"})
+	h := start(t, Config{SessionsMax: 3, SessionsPerUser: 2,
+		LoginFailures: server.LoginLimits{PerUserAddress: 1, PerUser: 1, PerAddress: 1, Refill: time.Hour}})
+	r1 := h.root()
+	for _, name := range []string{"alice", "bob"} {
+		h.expect(http.StatusOK, "POST", "/users", r1, map[string]any{"username": name, "password": name + "-pw", "status": "active"})
+	}
+	r2 := h.root()
+	// Root's third login: its own oldest session goes.
+	r3 := h.root()
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/personal-access-tokens", r1, nil)
+	a1 := h.login("alice", "alice-pw").AccessToken.Token
+	// Full of root's and alice's sessions: bob is refused, nobody is
+	// displaced.
+	r := h.expect(http.StatusServiceUnavailable, "POST", "/users/login", "", map[string]string{"username": "bob", "password": "bob-pw"})
 	if e := r.apiErr(t); e.ID != 58 || r.header.Get("Retry-After") == "" {
-		t.Fatalf("full table: %+v, Retry-After %q", e, r.header.Get("Retry-After"))
+		t.Fatalf("full gateway: %+v, Retry-After %q", e, r.header.Get("Retry-After"))
+	}
+	for _, tok := range []string{r2, r3, a1} {
+		h.expect(http.StatusOK, "GET", "/personal-access-tokens", tok, nil)
+	}
+	// Alice, below her bound in a full gateway, gives up her own oldest.
+	a2 := h.login("alice", "alice-pw").AccessToken.Token
+	h.expectError(http.StatusUnauthorized, 78, "GET", "/personal-access-tokens", a1, nil)
+	for _, tok := range []string{r2, r3, a2} {
+		h.expect(http.StatusOK, "GET", "/personal-access-tokens", tok, nil)
+	}
+	if n := countHTTPClients(t, h, r2); n != 3 {
+		t.Fatalf("%d broker sessions behind 3 tokens", n)
 	}
 	// A logout frees a slot; the refused login did not count as a failed
 	// one (a burst of 1 would have been spent).
-	h.expect(http.StatusNoContent, "DELETE", "/users/logout", first, nil)
-	h.root()
+	h.expect(http.StatusNoContent, "DELETE", "/users/logout", r2, nil)
+	h.login("bob", "bob-pw")
 }
 
 func TestConcurrentRequestsShareOneSession(t *testing.T) {
@@ -212,7 +239,7 @@ func TestConcurrentRequestsShareOneSession(t *testing.T) {
 
 func TestConcurrentFailedLoginsCannotOverdraw(t *testing.T) {
 	t.Parallel()
-	h := start(t, Config{LoginFailuresBurst: 3, LoginFailureRefill: time.Hour})
+	h := start(t, Config{LoginFailures: server.LoginLimits{PerUserAddress: 3, PerUser: 3, PerAddress: 3, Refill: time.Hour}})
 	const attempts = 10
 	statuses := make(chan int, attempts)
 	var wg sync.WaitGroup

@@ -11,8 +11,13 @@
 // same session, the old token revoked) or logged out (DELETE
 // /users/logout). Every route except /ping, /metrics and the login and
 // refresh routes needs "Authorization: Bearer <token>". Failed logins are
-// rate-limited per client address (5 in a row, then one per 12 s; 429 with
-// Retry-After). Passwords and tokens are never logged.
+// limited per (address, username), per username and per address (by
+// default 5, 20 and 100 in a row, then one per 12 s; 429 with
+// Retry-After), successful ones per (user, address) (100, then 10 a
+// second); a user holds at most 100 sessions (a login past that ends the
+// user's oldest) and a login into a gateway full of other users' sessions
+// is refused (503) rather than displacing any ([login] in the server
+// config). Passwords and tokens are never logged.
 //
 // Errors are Iggy's JSON: {"id": 1009, "code": "stream_id_not_found",
 // "reason": "...", "field": "stream_id"}; 404 for not-found codes, 401 for

@@ -22,8 +22,11 @@ var (
 	// ErrBadRequest is a request the gateway rejects before it reaches the
 	// broker (bad JSON, bad query value, missing field): InvalidFormat.
 	ErrBadRequest = errors.New("httpapi: bad request")
-	// ErrTooManyLogins is a login refused by the per-address limiter.
+	// ErrTooManyLogins is a login refused by the failed-login limiter.
 	ErrTooManyLogins = errors.New("httpapi: too many failed logins")
+	// ErrLoginRateExceeded is a good login refused by the limiter of
+	// successful logins per (user, address).
+	ErrLoginRateExceeded = errors.New("httpapi: too many logins")
 	// ErrBodyTooLarge is a request body over Config.BodyBytesMax.
 	ErrBodyTooLarge = errors.New("httpapi: request body too large")
 )

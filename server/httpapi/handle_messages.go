@@ -323,8 +323,8 @@ func parseUserHeaders(raw json.RawMessage) ([]byte, error) {
 		if err != nil {
 			return nil, badRequest("user_headers", "user_headers is not valid base64")
 		}
-		if _, err := wire.ValidateTLV(b); err != nil {
-			return nil, fail(wire.ErrInvalidHeaderKey, "user_headers", "user headers: %v", err)
+		if err := wire.ValidateUserHeaders(b); err != nil {
+			return nil, fail(wire.ErrorCode(wire.BatchErrorCode(err)), "user_headers", "user headers: %v", err)
 		}
 		return b, nil
 	}
@@ -334,7 +334,7 @@ func parseUserHeaders(raw json.RawMessage) ([]byte, error) {
 	}
 	var out []byte
 	for _, e := range entries {
-		for _, item := range []headerItemJSON{e.Key, e.Value} {
+		for i, item := range []headerItemJSON{e.Key, e.Value} {
 			kind, ok := tlvKindByName(strings.ToLower(item.Kind))
 			if !ok {
 				return nil, fail(wire.ErrInvalidHeaderKind, "user_headers", "unknown header kind %q", item.Kind)
@@ -344,9 +344,17 @@ func parseUserHeaders(raw json.RawMessage) ([]byte, error) {
 				return nil, badRequest("user_headers", "header value is not valid base64")
 			}
 			if out, err = wire.AppendTLVItem(out, kind, data); err != nil {
-				return nil, fail(wire.ErrInvalidHeaderValue, "user_headers", "user header: %v", err)
+				code := wire.ErrInvalidHeaderValue
+				if i == 0 {
+					code = wire.ErrInvalidHeaderKey
+				}
+				return nil, fail(code, "user_headers", "user header: %v", err)
 			}
 		}
+	}
+	// The per-kind value sizes, with the codes the broker would answer.
+	if err := wire.ValidateUserHeaders(out); err != nil {
+		return nil, fail(wire.ErrorCode(wire.BatchErrorCode(err)), "user_headers", "user headers: %v", err)
 	}
 	return out, nil
 }

@@ -14,21 +14,13 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server"
+	"github.com/stratabroker/strata/server/config"
 )
 
 // Defaults of Config.
 const (
 	// DefaultAccessTokenExpiry is the lifetime of an access token.
 	DefaultAccessTokenExpiry = time.Hour
-	// DefaultLoginFailuresBurst is how many failed logins an address may
-	// make before it is slowed down.
-	DefaultLoginFailuresBurst = 5
-	// DefaultLoginFailureRefill is how long an address waits for each
-	// further attempt once its burst is spent.
-	DefaultLoginFailureRefill = 12 * time.Second
-	// DefaultSessionsMax bounds the logged-in tokens (each holds a broker
-	// session; the broker's client table holds 8192).
-	DefaultSessionsMax = 4096
 	// DefaultBodyBytesMax is the largest request body (the frame limit).
 	DefaultBodyBytesMax = 64 << 20
 	// DefaultMetricsPath is where Prometheus metrics are served.
@@ -44,12 +36,20 @@ type Config struct {
 	JWTSecret []byte
 	// AccessTokenExpiry is a token's lifetime; 0 = DefaultAccessTokenExpiry.
 	AccessTokenExpiry time.Duration
-	// LoginFailuresBurst and LoginFailureRefill shape the per-address
-	// failed-login limiter; 0 = the defaults.
-	LoginFailuresBurst int
-	LoginFailureRefill time.Duration
-	// SessionsMax bounds live tokens; 0 = DefaultSessionsMax.
-	SessionsMax int
+	// LoginFailures shapes the gateway's failed-login limiter; the zero
+	// value = [login] failures_per_user_address, failures_per_user,
+	// failures_per_address and failure_refill.
+	LoginFailures server.LoginLimits
+	// SuccessesPerUserAddress and SuccessRefill limit successful logins
+	// per (user, address); 0 = [login] successes_per_user_address and
+	// success_refill.
+	SuccessesPerUserAddress int
+	SuccessRefill           time.Duration
+	// SessionsMax bounds live tokens, SessionsPerUser one user's share (a
+	// login past it ends the user's oldest session); 0 = [login]
+	// http_sessions_max and http_sessions_per_user.
+	SessionsMax     int
+	SessionsPerUser int
 	// BodyBytesMax bounds request bodies; 0 = DefaultBodyBytesMax.
 	BodyBytesMax int64
 	// MetricsPath serves the Prometheus registry; "" = DefaultMetricsPath.
@@ -58,19 +58,26 @@ type Config struct {
 	Now func() time.Time
 }
 
-// withDefaults fills the zero fields.
-func (c Config) withDefaults() Config {
+// withDefaults fills the zero fields, the login limits from the broker's
+// [login] section.
+func (c Config) withDefaults(login config.Login) Config {
 	if c.AccessTokenExpiry <= 0 {
 		c.AccessTokenExpiry = DefaultAccessTokenExpiry
 	}
-	if c.LoginFailuresBurst <= 0 {
-		c.LoginFailuresBurst = DefaultLoginFailuresBurst
+	if c.LoginFailures == (server.LoginLimits{}) {
+		c.LoginFailures = server.LoginLimitsFrom(login)
 	}
-	if c.LoginFailureRefill <= 0 {
-		c.LoginFailureRefill = DefaultLoginFailureRefill
+	if c.SuccessesPerUserAddress <= 0 {
+		c.SuccessesPerUserAddress = int(login.SuccessesPerUserAddress)
+	}
+	if c.SuccessRefill <= 0 {
+		c.SuccessRefill = time.Duration(login.SuccessRefill)
 	}
 	if c.SessionsMax <= 0 {
-		c.SessionsMax = DefaultSessionsMax
+		c.SessionsMax = int(login.HTTPSessionsMax)
+	}
+	if c.SessionsPerUser <= 0 {
+		c.SessionsPerUser = int(login.HTTPSessionsPerUser)
 	}
 	if c.BodyBytesMax <= 0 {
 		c.BodyBytesMax = DefaultBodyBytesMax
@@ -84,13 +91,16 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// api is the gateway: the broker, the token store and the limiter.
+// api is the gateway: the broker, the token store and the limiters.
 type api struct {
 	srv    *server.Server
 	cfg    Config
 	log    *zap.Logger
 	tokens *tokenStore
-	logins *server.LoginLimiter
+	// logins limits failed logins, successes successful ones per (user,
+	// address).
+	logins    *server.LoginLimiter
+	successes *server.RateLimiter
 }
 
 // authedHandler is a handler that runs as the token's broker session.
@@ -99,17 +109,18 @@ type authedHandler func(w http.ResponseWriter, r *http.Request, ls *server.Local
 // New builds the REST API handler for srv (PROTOCOL.md §11). Pass it to
 // server.Options.HTTP.
 func New(srv *server.Server, cfg Config) (http.Handler, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.withDefaults(srv.LoginConfig())
 	tokens, err := newTokenStore(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	a := &api{
-		srv:    srv,
-		cfg:    cfg,
-		log:    srv.Logger().Named("http"),
-		tokens: tokens,
-		logins: server.NewLoginLimiter(cfg.LoginFailuresBurst, cfg.LoginFailureRefill, cfg.Now),
+		srv:       srv,
+		cfg:       cfg,
+		log:       srv.Logger().Named("http"),
+		tokens:    tokens,
+		logins:    server.NewLoginLimiter(cfg.LoginFailures, cfg.Now),
+		successes: server.NewRateLimiter(cfg.SuccessesPerUserAddress, cfg.SuccessRefill, cfg.Now),
 	}
 	mux := http.NewServeMux()
 	a.routes(mux)

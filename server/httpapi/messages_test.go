@@ -219,3 +219,83 @@ func TestTopicLifecycle(t *testing.T) {
 		t.Fatalf("missing stream field %+v", e)
 	}
 }
+
+// TestSendRefusesBadUserHeaders: user headers that are not valid header
+// TLV are refused over HTTP with the broker's codes (4040 kind, 4018 key,
+// 4019 value) and nothing is stored.
+func TestSendRefusesBadUserHeaders(t *testing.T) {
+	t.Parallel()
+	h := start(t, Config{})
+	tok := h.root()
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "hdr"})
+	h.expect(http.StatusOK, "POST", "/streams/hdr/topics", tok, map[string]any{"name": "t", "partitions_count": 1})
+	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	item := func(kind, value string) map[string]string { return map[string]string{"kind": kind, "value": value} }
+	for _, c := range []struct {
+		name    string
+		headers any
+		id      uint32
+	}{
+		{"raw block with kind 0", b64([]byte{0, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}), 4040},
+		{"raw block key without value", b64([]byte{2, 1, 0, 0, 0, 'k'}), 4019},
+		{"raw block key of length 0", b64([]byte{2, 0, 0, 0, 0, 2, 1, 0, 0, 0, 'v'}), 4018},
+		{"unknown kind name", []map[string]any{{"key": item("text", b64([]byte("k"))), "value": item("string", b64([]byte("v")))}}, 4040},
+		{"empty key", []map[string]any{{"key": item("string", ""), "value": item("string", b64([]byte("v")))}}, 4018},
+		{"uint32 value of 3 bytes", []map[string]any{{"key": item("string", b64([]byte("k"))), "value": item("uint32", b64([]byte{1, 2, 3}))}}, 4019},
+	} {
+		e := h.expectError(http.StatusBadRequest, c.id, "POST", "/streams/hdr/topics/t/messages", tok, map[string]any{
+			"partitioning": map[string]any{"kind": "partition_id", "value": 0},
+			"messages":     []map[string]any{{"payload": b64([]byte("p")), "user_headers": c.headers}},
+		})
+		if e.Field == nil || *e.Field != "user_headers" {
+			t.Errorf("%s: error %+v", c.name, e)
+		}
+	}
+	var polled polledMessagesJSON
+	h.expect(http.StatusOK, "GET", "/streams/hdr/topics/t/messages?partition_id=0&kind=first&count=10", tok, nil).decode(t, &polled)
+	if len(polled.Messages) != 0 {
+		t.Fatalf("refused sends stored %d messages", len(polled.Messages))
+	}
+}
+
+// TestTopicOptionZeroIsServerDefault: over HTTP, a 0 for segment_size,
+// size_of_messages_required_to_save, message_expiry or max_topic_size
+// means "server default" at create and at update: the option is reported
+// derived (explicit false) with the resolved value.
+func TestTopicOptionZeroIsServerDefault(t *testing.T) {
+	t.Parallel()
+	h := start(t, Config{})
+	tok := h.root()
+	h.expect(http.StatusOK, "POST", "/streams", tok, map[string]any{"name": "d"})
+	var topic topicJSON
+	h.expect(http.StatusOK, "POST", "/streams/d/topics", tok, map[string]any{
+		"name": "t", "partitions_count": 1, "message_expiry": 0, "max_topic_size": "0",
+		"options": map[string]string{"segment_size": "0", "size_of_messages_required_to_save": "0"},
+	}).decode(t, &topic)
+	const never = "18446744073709551615"
+	want := map[string]string{"segment_size": "1073741824", "size_of_messages_required_to_save": "1048576",
+		"message_expiry": never, "max_topic_size": never}
+	check := func(topic topicJSON) {
+		t.Helper()
+		for key, value := range want {
+			if v := topicOptionValue(t, topic, key); v.Explicit || v.Value != value {
+				t.Errorf("%s: %+v, want derived %s", key, v, value)
+			}
+		}
+	}
+	check(topic)
+	if topic.MessageExpiry != 1<<64-1 || topic.MaxTopicSize != 1<<64-1 {
+		t.Fatalf("expiry %d max size %d", topic.MessageExpiry, topic.MaxTopicSize)
+	}
+	h.expect(http.StatusNoContent, "PUT", "/streams/d/topics/t", tok, map[string]any{"name": "t", "message_expiry": "1m"})
+	h.expect(http.StatusOK, "GET", "/streams/d/topics/t", tok, nil).decode(t, &topic)
+	if v := topicOptionValue(t, topic, "message_expiry"); !v.Explicit || topic.MessageExpiry != 60e6 {
+		t.Fatalf("message_expiry after update: %+v (%d)", v, topic.MessageExpiry)
+	}
+	h.expect(http.StatusNoContent, "PUT", "/streams/d/topics/t", tok, map[string]any{"name": "t", "message_expiry": 0, "max_topic_size": 0})
+	h.expect(http.StatusOK, "GET", "/streams/d/topics/t", tok, nil).decode(t, &topic)
+	check(topic)
+	if topic.MessageExpiry != 1<<64-1 {
+		t.Fatalf("expiry after reset %d", topic.MessageExpiry)
+	}
+}

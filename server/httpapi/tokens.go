@@ -32,22 +32,29 @@ const (
 type tokenSession struct {
 	session   *server.LocalSession
 	userID    uint32
+	jti       string
 	expiresAt time.Time
 }
 
 // tokenStore issues and verifies access tokens and maps each live token id
-// (jti) to the broker session it stands for. Revoked ids are remembered
-// until their token would have expired anyway.
+// (jti) to the broker session it stands for. It holds at most sessionsMax
+// sessions, at most perUserMax of one user: a login past the user's bound
+// ends that user's oldest session, and a login into a store full of other
+// users' sessions is refused, so no user's logins displace another's.
+// Logged-out, refreshed and expired tokens leave nothing behind: a token
+// whose id is not live is refused.
 type tokenStore struct {
 	secret      []byte
 	expiry      time.Duration
 	sessionsMax int
+	perUserMax  int
 	now         func() time.Time
 
 	mu sync.Mutex
-	// Invariant: a jti is never in both sessions and revoked.
+	// Invariant: s is in sessions[s.jti] iff it is in byUser[s.userID],
+	// which lists a user's sessions oldest login first and is never empty.
 	sessions  map[string]*tokenSession
-	revoked   map[string]time.Time
+	byUser    map[uint32][]*tokenSession
 	lastSweep time.Time
 }
 
@@ -70,9 +77,10 @@ func newTokenStore(cfg *Config) (*tokenStore, error) {
 		secret:      secret,
 		expiry:      cfg.AccessTokenExpiry,
 		sessionsMax: cfg.SessionsMax,
+		perUserMax:  min(cfg.SessionsPerUser, cfg.SessionsMax),
 		now:         cfg.Now,
 		sessions:    map[string]*tokenSession{},
-		revoked:     map[string]time.Time{},
+		byUser:      map[uint32][]*tokenSession{},
 	}, nil
 }
 
@@ -118,8 +126,23 @@ func (ts *tokenStore) parse(token string) (*jwt.RegisteredClaims, error) {
 	return claims, nil
 }
 
-// add binds a logged-in session to a new token. It fails with
-// TransientNotAccepted when the gateway holds SessionsMax sessions.
+// admits reports whether a login of userID would find room: the store
+// is not full, or the user has a session of its own to give up. The
+// gateway asks it before the login commits, so a refused login costs the
+// broker nothing.
+func (ts *tokenStore) admits(userID uint32) bool {
+	now := ts.now()
+	ts.mu.Lock()
+	expired := ts.sweepLocked(now, len(ts.sessions) >= ts.sessionsMax)
+	ok := len(ts.sessions) < ts.sessionsMax || len(ts.byUser[userID]) > 0
+	ts.mu.Unlock()
+	closeSessions(expired)
+	return ok
+}
+
+// add binds a logged-in session to a new token. Past the user's bound
+// (or in a full store) the user's oldest session is ended; a store full
+// of other users' sessions refuses with TransientNotAccepted.
 func (ts *tokenStore) add(ls *server.LocalSession, userID uint32) (issuedToken, error) {
 	jti, err := newJTI()
 	if err != nil {
@@ -130,19 +153,46 @@ func (ts *tokenStore) add(ls *server.LocalSession, userID uint32) (issuedToken, 
 	if err != nil {
 		return issuedToken{}, err
 	}
-	expired := ts.sweep(now, true)
-	defer closeSessions(expired)
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if len(ts.sessions) >= ts.sessionsMax {
+	ended := ts.sweepLocked(now, len(ts.sessions) >= ts.sessionsMax || len(ts.byUser[userID]) >= ts.perUserMax)
+	own := ts.byUser[userID]
+	if len(ts.sessions) >= ts.sessionsMax && len(own) == 0 {
+		ts.mu.Unlock()
+		closeSessions(ended)
 		return issuedToken{}, &apiError{code: wire.ErrTransientNotAccepted,
-			reason: fmt.Sprintf("the HTTP gateway holds %d sessions; retry later", ts.sessionsMax)}
+			reason: fmt.Sprintf("the HTTP gateway holds %d sessions of other users; retry later", ts.sessionsMax)}
 	}
-	ts.sessions[jti] = &tokenSession{session: ls, userID: userID, expiresAt: tok.expiry}
+	if len(own) >= ts.perUserMax || len(ts.sessions) >= ts.sessionsMax {
+		oldest := own[0]
+		ts.removeLocked(oldest)
+		ended = append(ended, oldest)
+	}
+	s := &tokenSession{session: ls, userID: userID, jti: jti, expiresAt: tok.expiry}
+	ts.sessions[jti] = s
+	ts.byUser[userID] = append(ts.byUser[userID], s)
+	ts.mu.Unlock()
+	closeSessions(ended)
 	return tok, nil
 }
 
-// lookup returns the session of a valid, unrevoked token.
+// removeLocked forgets s. Callers hold mu.
+func (ts *tokenStore) removeLocked(s *tokenSession) {
+	delete(ts.sessions, s.jti)
+	own := ts.byUser[s.userID]
+	for i, o := range own {
+		if o == s {
+			own = append(own[:i:i], own[i+1:]...)
+			break
+		}
+	}
+	if len(own) == 0 {
+		delete(ts.byUser, s.userID)
+	} else {
+		ts.byUser[s.userID] = own
+	}
+}
+
+// lookup returns the session of a valid, live token and its id.
 func (ts *tokenStore) lookup(token string) (*tokenSession, string, error) {
 	if token == "" {
 		return nil, "", fail(wire.ErrAccessTokenMissing, "", "access token is missing")
@@ -151,16 +201,16 @@ func (ts *tokenStore) lookup(token string) (*tokenSession, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	closeSessions(ts.sweep(ts.now(), false))
+	now := ts.now()
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if _, revoked := ts.revoked[claims.ID]; revoked {
-		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token revoked")
-	}
+	expired := ts.sweepLocked(now, false)
 	s, ok := ts.sessions[claims.ID]
+	ts.mu.Unlock()
+	closeSessions(expired)
 	if !ok {
-		// Expired and swept, or issued by an earlier process.
-		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token unknown")
+		// Logged out, refreshed, replaced by a newer login of its user
+		// past the per-user bound, or issued by an earlier process.
+		return nil, "", fail(wire.ErrInvalidAccessToken, "", "access token revoked")
 	}
 	return s, claims.ID, nil
 }
@@ -185,8 +235,7 @@ func (ts *tokenStore) refresh(token string) (issuedToken, uint32, error) {
 		return issuedToken{}, 0, fail(wire.ErrInvalidAccessToken, "", "access token revoked")
 	}
 	delete(ts.sessions, jti)
-	ts.revoked[jti] = s.expiresAt
-	s.expiresAt = tok.expiry
+	s.jti, s.expiresAt = next, tok.expiry
 	ts.sessions[next] = s
 	return tok, s.userID, nil
 }
@@ -200,32 +249,26 @@ func (ts *tokenStore) revoke(jti string) (*tokenSession, bool) {
 	if !ok {
 		return nil, false
 	}
-	delete(ts.sessions, jti)
-	ts.revoked[jti] = s.expiresAt
+	ts.removeLocked(s)
 	return s, true
 }
 
-// sweep drops expired sessions (returned for the caller to close outside
-// the lock) and revocations past their token's expiry. Unless force, it
-// runs at most once per sweepInterval.
-func (ts *tokenStore) sweep(now time.Time, force bool) []*tokenSession {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+// sweepLocked drops expired sessions and returns them for the caller to
+// close outside the lock. Unless force, it runs at most once per
+// sweepInterval. Callers hold mu.
+func (ts *tokenStore) sweepLocked(now time.Time, force bool) []*tokenSession {
 	if !force && now.Sub(ts.lastSweep) < sweepInterval {
 		return nil
 	}
 	ts.lastSweep = now
 	var expired []*tokenSession
-	for jti, s := range ts.sessions {
+	for _, s := range ts.sessions {
 		if !now.Before(s.expiresAt) {
-			delete(ts.sessions, jti)
 			expired = append(expired, s)
 		}
 	}
-	for jti, exp := range ts.revoked {
-		if !now.Before(exp) {
-			delete(ts.revoked, jti)
-		}
+	for _, s := range expired {
+		ts.removeLocked(s)
 	}
 	return expired
 }

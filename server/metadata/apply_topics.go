@@ -1,5 +1,7 @@
 package metadata
 
+import "github.com/stratabroker/strata/net/wire"
+
 func (s *Stream) findTopic(id Identifier) *Topic {
 	if id.Numeric {
 		return s.topics[id.ID]
@@ -54,6 +56,15 @@ func validTopicOptions(o *TopicOptions, partitionsCount uint32) bool {
 
 // capBelowSegment reports whether a max_topic_size value is a real cap
 // below the segment size (1019).
+// orNever resolves the server default 0 of message_expiry and
+// max_topic_size to NeverExpires.
+func orNever(v uint64) uint64 {
+	if v == 0 {
+		return NeverExpires
+	}
+	return v
+}
+
 func capBelowSegment(maxTopicSizeBytes, segmentSizeBytes uint64) bool {
 	return maxTopicSizeBytes != 0 && maxTopicSizeBytes != NeverExpires && maxTopicSizeBytes < segmentSizeBytes
 }
@@ -122,7 +133,14 @@ func (m *Machine) updateTopic(env Envelope, o *UpdateTopic) Code {
 	if o.SetMaxTopicSize && capBelowSegment(o.MaxTopicSizeBytes, t.Options.SegmentSizeBytes) {
 		return CodeInvalidTopicSize
 	}
-	explicit, derived, err := patchOptions(t.ExplicitOptions, t.DerivedOptions, o.Options)
+	// The block as sent says which keys stay explicit and which were reset
+	// to the server default (net/wire's rule, the same on every replica).
+	sent, err := parseOptions(o.Options)
+	if err != nil {
+		return CodeInvalidOptionValue
+	}
+	setExplicit, setDerived := wire.SplitTopicUpdate(sent)
+	explicit, derived, err := patchOptions(t.ExplicitOptions, t.DerivedOptions, setExplicit, setDerived)
 	if err != nil {
 		return CodeInvalidOptionValue
 	}
@@ -132,11 +150,12 @@ func (m *Machine) updateTopic(env Envelope, o *UpdateTopic) Code {
 	if o.SetCompression {
 		t.Options.CompressionAlgorithm = o.CompressionAlgorithm
 	}
+	// 0 is the server default, which is never / unlimited (as at create).
 	if o.SetMessageExpiry {
-		t.Options.MessageExpiryMicros = o.MessageExpiryMicros
+		t.Options.MessageExpiryMicros = orNever(o.MessageExpiryMicros)
 	}
 	if o.SetMaxTopicSize {
-		t.Options.MaxTopicSizeBytes = o.MaxTopicSizeBytes
+		t.Options.MaxTopicSizeBytes = orNever(o.MaxTopicSizeBytes)
 	}
 	t.ExplicitOptions, t.DerivedOptions = explicit, derived
 	m.emit(Effect{Kind: EffectTopicUpdated, StreamID: s.ID, TopicID: t.ID})

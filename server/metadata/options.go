@@ -25,15 +25,13 @@ func encodeOptions(pairs wire.Options) ([]byte, error) {
 	return sorted.AppendTo(nil)
 }
 
-// patchOptions merges the pairs of sent into explicit (replacing equal
-// keys) and removes them from derived, returning both new blocks with keys
-// ascending.
-func patchOptions(explicit, derived, sent []byte) (newExplicit, newDerived []byte, err error) {
-	sentPairs, err := parseOptions(sent)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(sentPairs) == 0 {
+// patchOptions applies an update to a topic's two option blocks: each
+// pair of setExplicit replaces or joins its key in explicit and leaves
+// derived; each pair of setDerived (a key reset to the server default)
+// replaces or joins its key in derived and leaves explicit. Both new
+// blocks come back with keys ascending.
+func patchOptions(explicit, derived []byte, setExplicit, setDerived wire.Options) (newExplicit, newDerived []byte, err error) {
+	if len(setExplicit) == 0 && len(setDerived) == 0 {
 		return explicit, derived, nil
 	}
 	explicitPairs, err := parseOptions(explicit)
@@ -44,26 +42,26 @@ func patchOptions(explicit, derived, sent []byte) (newExplicit, newDerived []byt
 	if err != nil {
 		return nil, nil, err
 	}
-	sentKeys := make(map[string]bool, len(sentPairs))
-	for _, p := range sentPairs {
+	sentKeys := make(map[string]bool, len(setExplicit)+len(setDerived))
+	for _, p := range setExplicit {
 		sentKeys[p.Key] = true
 	}
-	merged := append(wire.Options(nil), sentPairs...)
-	for _, p := range explicitPairs {
-		if !sentKeys[p.Key] {
-			merged = append(merged, p)
-		}
+	for _, p := range setDerived {
+		sentKeys[p.Key] = true
 	}
-	var keptDerived wire.Options
-	for _, p := range derivedPairs {
-		if !sentKeys[p.Key] {
-			keptDerived = append(keptDerived, p)
+	keep := func(base, set wire.Options) wire.Options {
+		out := append(wire.Options(nil), set...)
+		for _, p := range base {
+			if !sentKeys[p.Key] {
+				out = append(out, p)
+			}
 		}
+		return out
 	}
-	if newExplicit, err = encodeOptions(merged); err != nil {
+	if newExplicit, err = encodeOptions(keep(explicitPairs, setExplicit)); err != nil {
 		return nil, nil, err
 	}
-	if newDerived, err = encodeOptions(keptDerived); err != nil {
+	if newDerived, err = encodeOptions(keep(derivedPairs, setDerived)); err != nil {
 		return nil, nil, err
 	}
 	return newExplicit, newDerived, nil

@@ -175,20 +175,30 @@ func TestUpdateTopicPatchesOptions(t *testing.T) {
 	op.ExplicitOptions = block(wire.Uint64Option("segment_size", 1<<30))
 	op.DerivedOptions = block(wire.Uint64Option("message_expiry", NeverExpires), wire.BoolOption("enforce_fsync", true))
 	h.mustOK(op)
-	sent := block(wire.Uint64Option("message_expiry", 0))
+	sent := block(wire.Uint64Option("message_expiry", 60e6))
 	h.mustOK(&UpdateTopic{Stream: NumericID(0), Topic: NumericID(0), Name: "renamed",
-		SetMessageExpiry: true, MessageExpiryMicros: 0, Options: sent})
+		SetMessageExpiry: true, MessageExpiryMicros: 60e6, Options: sent})
 	_, topic, code := h.m.ResolveTopic(NumericID(0), NamedID("renamed"))
 	if code != CodeOK {
 		t.Fatalf("renamed topic not found: %d", code)
 	}
-	if topic.Options.MessageExpiryMicros != 0 || topic.Options.MaxTopicSizeBytes != NeverExpires {
+	if topic.Options.MessageExpiryMicros != 60e6 || topic.Options.MaxTopicSizeBytes != NeverExpires {
 		t.Fatalf("options %+v", topic.Options)
 	}
-	wantExplicit := block(wire.Uint64Option("message_expiry", 0), wire.Uint64Option("segment_size", 1<<30))
+	wantExplicit := block(wire.Uint64Option("message_expiry", 60e6), wire.Uint64Option("segment_size", 1<<30))
 	wantDerived := block(wire.BoolOption("enforce_fsync", true))
 	if !bytes.Equal(topic.ExplicitOptions, wantExplicit) || !bytes.Equal(topic.DerivedOptions, wantDerived) {
 		t.Fatalf("explicit %x derived %x", topic.ExplicitOptions, topic.DerivedOptions)
+	}
+	// A sent 0 is the server default (as at create and in Iggy): the key
+	// leaves the explicit options and its resolved value is derived.
+	h.mustOK(&UpdateTopic{Stream: NumericID(0), Topic: NamedID("renamed"), Name: "renamed",
+		SetMessageExpiry: true, MessageExpiryMicros: 0, Options: block(wire.Uint64Option("message_expiry", 0))})
+	_, topic, _ = h.m.ResolveTopic(NumericID(0), NamedID("renamed"))
+	wantExplicit = block(wire.Uint64Option("segment_size", 1<<30))
+	wantDerived = block(wire.BoolOption("enforce_fsync", true), wire.Uint64Option("message_expiry", NeverExpires))
+	if topic.Options.MessageExpiryMicros != NeverExpires || !bytes.Equal(topic.ExplicitOptions, wantExplicit) || !bytes.Equal(topic.DerivedOptions, wantDerived) {
+		t.Fatalf("after a 0: expiry %d explicit %x derived %x", topic.Options.MessageExpiryMicros, topic.ExplicitOptions, topic.DerivedOptions)
 	}
 	if _, _, code := h.m.ResolveTopic(NumericID(0), NamedID("t")); code != CodeTopicIDNotFound {
 		t.Fatal("old name still resolves")

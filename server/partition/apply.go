@@ -25,10 +25,14 @@ const SendReplySize = 4 + 4 + 4 + 4 + 8
 //
 // SendMessages (160) replies with the raw §6.5 body: count 1 and the
 // SendConfirmation, or [count u32 = 0] when the batch cannot be stamped
-// (nothing is stored). Store (161) and Delete (162) consumer offset reply
-// result-framed (§4.9): [0u32] or [1][0][code] with 4100 (empty partition
-// or offset beyond the current offset), 3021 (nothing stored), 3
-// (undecodable body). Apply never panics on body bytes.
+// (nothing is stored); it asks for a flush (EffectFlush) once the
+// unflushed batches reach a threshold, or after every batch with
+// Config.FlushEveryBatch. Every other operation replies result-framed
+// (§4.9): [0u32] or [1][0][code] with 4100 (empty partition, offset
+// beyond the current offset, segments deleted past the flushed messages),
+// 3021 (nothing stored), 3 (undecodable body, unknown operation). Apply
+// never panics on body bytes. The caller takes the effects (TakeEffects)
+// and carries them out before the next Apply.
 func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byte) (reply []byte) {
 	m.lastOp = op
 	reply = m.applyOperation(timestamp, operation, body)
@@ -59,6 +63,24 @@ func (m *Machine) applyOperation(timestamp uint64, operation uint8, body []byte)
 			return rejectReply(CodeInvalidCommand)
 		}
 		return resultReply(m.deleteOffset(del.Consumer))
+	case OperationSetFlushThresholds:
+		_, thresholds, err := DecodeSetFlushThresholds(body)
+		if err != nil {
+			return rejectReply(CodeInvalidCommand)
+		}
+		return resultReply(m.setFlushThresholds(thresholds))
+	case OperationPurgePartition:
+		_, purge, err := DecodePurgePartition(body)
+		if err != nil {
+			return rejectReply(CodeInvalidCommand)
+		}
+		return resultReply(m.purge(purge.Generation))
+	case OperationDeleteSegments:
+		_, del, err := DecodeDeleteSegments(body)
+		if err != nil {
+			return rejectReply(CodeInvalidCommand)
+		}
+		return resultReply(m.deleteSegments(del))
 	}
 	return rejectReply(CodeInvalidCommand)
 }
@@ -106,6 +128,9 @@ func (m *Machine) send(timestamp uint64, batch []byte) []byte {
 	m.unflushedTokens = append(m.unflushedTokens, token)
 	m.unflushedMessages += uint64(count)
 	m.unflushedBytes += uint64(len(stamped))
+	if m.cfg.FlushEveryBatch || m.FlushDue() {
+		m.emit(Effect{Kind: EffectFlush, UpTo: m.nextOffset - 1})
+	}
 	reply := make([]byte, 0, SendReplySize)
 	reply = statecodec.AppendU32(reply, 1)
 	reply = statecodec.AppendU32(reply, m.cfg.StreamID)
@@ -124,7 +149,7 @@ func (m *Machine) storeOffset(o StoreConsumerOffset) uint32 {
 		return CodeOK
 	}
 	m.offsets[o.Consumer] = o.Offset
-	m.emit(Effect{Kind: EffectOffsetStored, Consumer: o.Consumer, Offset: o.Offset})
+	m.emit(Effect{Kind: EffectOffsetStored, Consumer: o.Consumer, Offset: o.Offset, AutoCommit: o.Mode == StoreAutoCommit})
 	return CodeOK
 }
 
@@ -134,6 +159,59 @@ func (m *Machine) deleteOffset(key ConsumerKey) uint32 {
 	}
 	delete(m.offsets, key)
 	m.emit(Effect{Kind: EffectOffsetDeleted, Consumer: key})
+	return CodeOK
+}
+
+// setFlushThresholds applies SetFlushThresholds (0 = the default) and
+// asks for a flush when the unflushed batches already reach a lowered
+// threshold.
+func (m *Machine) setFlushThresholds(o SetFlushThresholds) uint32 {
+	m.cfg.MessagesRequiredToSave = o.MessagesRequiredToSave
+	m.cfg.SizeOfMessagesRequiredToSaveBytes = o.SizeOfMessagesRequiredToSaveBytes
+	m.cfg = m.cfg.withDefaults()
+	if len(m.unflushed) > 0 && m.FlushDue() {
+		m.emit(Effect{Kind: EffectFlush, UpTo: m.nextOffset - 1})
+	}
+	return CodeOK
+}
+
+// purge applies PurgePartition: offsets restart at 0, counters and
+// consumer offsets are cleared, the unflushed batches are dropped (their
+// buffers returned). lastTimestamp is kept so base timestamps stay
+// monotonic. A generation at or below the last purge's changes nothing.
+func (m *Machine) purge(generation uint64) uint32 {
+	if generation != 0 && generation <= m.purgeGeneration {
+		return CodeOK
+	}
+	m.nextOffset, m.firstOffset = 0, 0
+	m.messagesCount, m.sizeBytes = 0, 0
+	m.offsets = make(map[ConsumerKey]uint64)
+	m.ReleaseBuffers()
+	m.purgeGeneration = max(m.purgeGeneration, generation)
+	m.emit(Effect{Kind: EffectPurged, Generation: generation})
+	return CodeOK
+}
+
+// deleteSegments applies DeleteSegments: the messages below BelowOffset
+// are gone. Offsets are unchanged (the partition keeps counting from
+// NextOffset); the counters lose what the deleted segments held, never
+// what the unflushed buffer still holds. Only flushed messages can be in
+// a sealed segment: a deletion reaching an unflushed one is rejected.
+func (m *Machine) deleteSegments(o DeleteSegments) uint32 {
+	flushedBelow := m.nextOffset
+	if first, ok := m.FirstUnflushedOffset(); ok {
+		flushedBelow = first
+	}
+	if o.BelowOffset > flushedBelow {
+		return CodeInvalidOffset
+	}
+	if o.BelowOffset <= m.firstOffset {
+		return CodeOK
+	}
+	m.firstOffset = o.BelowOffset
+	m.messagesCount -= min(o.Messages, m.messagesCount-m.unflushedMessages)
+	m.sizeBytes -= min(o.SizeBytes, m.sizeBytes-min(m.sizeBytes, m.unflushedBytes))
+	m.emit(Effect{Kind: EffectSegmentsDeleted, Below: o.BelowOffset})
 	return CodeOK
 }
 

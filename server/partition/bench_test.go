@@ -2,22 +2,6 @@ package partition
 
 import "testing"
 
-func TestRemoveMessages(t *testing.T) {
-	h := newHarness(t, Config{})
-	h.send(1, buildBatch(t, "a", 4))
-	h.send(1, buildBatch(t, "b", 2))
-	first := uint64(len(h.m.Unflushed()[0]))
-	h.m.MarkFlushed(3)
-	h.m.RemoveMessages(4, first)
-	if h.m.MessagesCount() != 2 || h.m.SizeBytes() != uint64(len(h.m.Unflushed()[0])) || h.m.NextOffset() != 6 {
-		t.Fatalf("counters %d %d next %d", h.m.MessagesCount(), h.m.SizeBytes(), h.m.NextOffset())
-	}
-	h.m.RemoveMessages(100, 1<<40)
-	if h.m.MessagesCount() != 2 {
-		t.Fatalf("removed unflushed messages: %d left", h.m.MessagesCount())
-	}
-}
-
 // TestApplyAllocations guards the hot paths: a send costs the stamped copy,
 // its reply and amortised buffer growth; an auto-commit only its reply.
 func TestApplyAllocations(t *testing.T) {
@@ -49,9 +33,7 @@ func BenchmarkApplySend(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		m.Apply(uint64(i+1), uint64(i+1), OperationSendMessages, body)
-		if m.FlushDue() {
-			m.MarkFlushed(m.NextOffset() - 1)
-		}
+		carryOut(m)
 	}
 }
 

@@ -64,7 +64,7 @@ func TestBuffersLentUntilFlushed(t *testing.T) {
 		t.Fatalf("after flushing to 3: %d outstanding, returns %v", got, lender.returned)
 	}
 	h.send(1, buildBatch(t, "d", 3))
-	h.m.Purge()
+	h.purge(0)
 	if got := lender.outstanding(t); got != 0 {
 		t.Fatalf("%d buffers outstanding after a purge", got)
 	}

@@ -8,10 +8,11 @@ import (
 )
 
 // Checkpoint format: statecodec's frame (magic, version, body, XXH3-64 of
-// everything before).
+// everything before). Version 2 added the flush policy, the first offset
+// and the purge generation.
 const (
 	checkpointMagic   uint32 = 0x54505453 // "STPT"
-	checkpointVersion uint16 = 1
+	checkpointVersion uint16 = 2
 	// checkpointBytesMax bounds a checkpoint Restore accepts.
 	checkpointBytesMax = 1 << 34
 	// consumerOffsetsMax bounds the stored offsets of one partition.
@@ -20,8 +21,10 @@ const (
 
 // Checkpoint encodes the whole state deterministically: configuration,
 // counters, consumer offsets (ordered by key) and the unflushed batches.
+// Two machines that applied the same operations (carrying out their
+// flushes) encode to the same bytes.
 func (m *Machine) Checkpoint() []byte {
-	size := statecodec.CheckpointHeaderSize + 128 + 13*len(m.offsets) + int(m.unflushedBytes) + 8*len(m.unflushed) + statecodec.CheckpointTrailerSize
+	size := statecodec.CheckpointHeaderSize + 160 + 13*len(m.offsets) + int(m.unflushedBytes) + 8*len(m.unflushed) + statecodec.CheckpointTrailerSize
 	out := make([]byte, 0, size)
 	out = statecodec.AppendCheckpointHeader(out, checkpointMagic, checkpointVersion)
 	out = statecodec.AppendU32(out, m.cfg.StreamID)
@@ -29,8 +32,11 @@ func (m *Machine) Checkpoint() []byte {
 	out = statecodec.AppendU32(out, m.cfg.PartitionID)
 	out = statecodec.AppendU32(out, m.cfg.MessagesRequiredToSave)
 	out = statecodec.AppendU64(out, m.cfg.SizeOfMessagesRequiredToSaveBytes)
+	out = statecodec.AppendFlag(out, m.cfg.FlushEveryBatch)
 	out = statecodec.AppendU64(out, m.lastOp)
 	out = statecodec.AppendU64(out, m.nextOffset)
+	out = statecodec.AppendU64(out, m.firstOffset)
+	out = statecodec.AppendU64(out, m.purgeGeneration)
 	out = statecodec.AppendU64(out, m.lastTimestamp)
 	out = statecodec.AppendU64(out, m.messagesCount)
 	out = statecodec.AppendU64(out, m.sizeBytes)
@@ -51,12 +57,16 @@ func (m *Machine) Checkpoint() []byte {
 
 // Restore replaces the whole state with a checkpoint made by Checkpoint.
 // On error (wrapping ErrCorruptCheckpoint) the old state is kept. Pending
-// effects are dropped.
+// effects are dropped. The restored batches live on the Go heap; later
+// ones are borrowed from the machine's Buffers, which it keeps (they are
+// not state).
 func (m *Machine) Restore(data []byte) error {
 	restored, err := decodeCheckpoint(data)
 	if err != nil {
 		return err
 	}
+	m.ReleaseBuffers()
+	restored.cfg.Buffers = m.cfg.Buffers
 	*m = *restored
 	return nil
 }
@@ -71,18 +81,20 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	}
 	d := statecodec.NewDecoder(body, ErrMalformed)
 	cfg := Config{StreamID: d.U32(), TopicID: d.U32(), PartitionID: d.U32(),
-		MessagesRequiredToSave: d.U32(), SizeOfMessagesRequiredToSaveBytes: d.U64()}
+		MessagesRequiredToSave: d.U32(), SizeOfMessagesRequiredToSaveBytes: d.U64(), FlushEveryBatch: d.Flag()}
 	m := New(cfg)
 	if m.cfg != cfg {
 		return nil, fmt.Errorf("%w: zero flush threshold", ErrCorruptCheckpoint)
 	}
 	m.lastOp = d.U64()
 	m.nextOffset = d.U64()
+	m.firstOffset = d.U64()
+	m.purgeGeneration = d.U64()
 	m.lastTimestamp = d.U64()
 	m.messagesCount = d.U64()
 	m.sizeBytes = d.U64()
-	if d.Err() == nil && m.messagesCount > m.nextOffset {
-		return nil, fmt.Errorf("%w: %d messages below offset %d", ErrCorruptCheckpoint, m.messagesCount, m.nextOffset)
+	if d.Err() == nil && (m.messagesCount > m.nextOffset || m.firstOffset > m.nextOffset) {
+		return nil, fmt.Errorf("%w: %d messages from offset %d below offset %d", ErrCorruptCheckpoint, m.messagesCount, m.firstOffset, m.nextOffset)
 	}
 	if err := m.decodeOffsets(&d); err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ func (m *Machine) FlushDue() bool {
 
 // Unflushed returns the stamped batches not yet reported flushed, in offset
 // order. The slices are shared with the machine: read-only, valid until
-// MarkFlushed, Purge or Restore.
+// MarkFlushed, a purge (Apply) or Restore.
 func (m *Machine) Unflushed() [][]byte { return m.unflushed }
 
 // UnflushedCounts returns the messages and bytes waiting in Unflushed.
@@ -22,8 +22,11 @@ func (m *Machine) UnflushedCounts() (messages, bytes uint64) {
 }
 
 // MarkFlushed releases every unflushed batch whose last offset is at most
-// uptoOffset: the server calls it once those batches are written to
-// segments (and synced, when the topic requires it).
+// uptoOffset: the server calls it once it has carried out an EffectFlush
+// (the batches are written to segments), with the effect's UpTo. It is
+// the acknowledgement of an effect, not a change of its own: where the
+// flush frontier stands follows from the operations applied. (The server
+// also flushes what is left when it closes the partition for good.)
 func (m *Machine) MarkFlushed(uptoOffset uint64) {
 	released := 0
 	for _, b := range m.unflushed {

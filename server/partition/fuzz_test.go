@@ -22,6 +22,9 @@ func seedBodies(t testing.TB) map[uint8][]byte {
 		OperationSendMessages:         EncodeSendMessages(Envelope{UserID: 1, Request: 2}, buildBatch(t, "seed", 2)),
 		OperationStoreConsumerOffset:  StoreConsumerOffset{Consumer: ConsumerKey{Kind: 1, ID: 5}, Offset: 1, Mode: StoreAutoCommit}.Encode(Envelope{UserID: 1}),
 		OperationDeleteConsumerOffset: DeleteConsumerOffset{Consumer: ConsumerKey{Kind: 2, ID: 5}}.Encode(Envelope{UserID: 1}),
+		OperationSetFlushThresholds:   SetFlushThresholds{MessagesRequiredToSave: 2, SizeOfMessagesRequiredToSaveBytes: 4096}.Encode(Envelope{}),
+		OperationPurgePartition:       PurgePartition{Generation: 3}.Encode(Envelope{}),
+		OperationDeleteSegments:       DeleteSegments{BelowOffset: 2, Messages: 2, SizeBytes: 300}.Encode(Envelope{}),
 	}
 }
 
@@ -53,8 +56,17 @@ func FuzzApply(f *testing.F) {
 		if env, o, err := DecodeSendMessages(body); err == nil && !bytes.Equal(EncodeSendMessages(env, o.Batch), body) {
 			t.Fatal("send round trip")
 		}
-		if h.m.nextOffset < h.m.messagesCount {
-			t.Fatal("counters inconsistent")
+		if env, o, err := DecodeSetFlushThresholds(body); err == nil && !bytes.Equal(o.Encode(env), body) {
+			t.Fatal("set flush thresholds round trip")
+		}
+		if env, o, err := DecodePurgePartition(body); err == nil && !bytes.Equal(o.Encode(env), body) {
+			t.Fatal("purge round trip")
+		}
+		if env, o, err := DecodeDeleteSegments(body); err == nil && !bytes.Equal(o.Encode(env), body) {
+			t.Fatal("delete segments round trip")
+		}
+		if err := h.m.invariantError(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -102,6 +114,7 @@ func partitionCheckpointSeed(t testing.TB) []byte {
 	h.send(20, buildBatch(t, "b", 1))
 	h.m.MarkFlushed(1)
 	h.store(ConsumerKey{Kind: 1, ID: 3}, 2, StoreExplicit)
+	h.deleteSegments(DeleteSegments{BelowOffset: 1, Messages: 1, SizeBytes: 10})
 	return h.m.Checkpoint()
 }
 

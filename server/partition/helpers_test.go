@@ -68,6 +68,39 @@ func (h *harness) store(key ConsumerKey, offset uint64, mode StoreMode) uint32 {
 	return replyCode(h.t, reply)
 }
 
+// purge applies a PurgePartition of generation and returns its code.
+func (h *harness) purge(generation uint64) uint32 {
+	h.t.Helper()
+	return replyCode(h.t, h.apply(1, OperationPurgePartition, PurgePartition{Generation: generation}.Encode(Envelope{})))
+}
+
+// deleteSegments applies a DeleteSegments and returns its code.
+func (h *harness) deleteSegments(o DeleteSegments) uint32 {
+	h.t.Helper()
+	return replyCode(h.t, h.apply(1, OperationDeleteSegments, o.Encode(Envelope{})))
+}
+
+// setFlushThresholds applies a SetFlushThresholds and returns its code.
+func (h *harness) setFlushThresholds(messages uint32, sizeBytes uint64) uint32 {
+	h.t.Helper()
+	return replyCode(h.t, h.apply(1, OperationSetFlushThresholds, SetFlushThresholds{messages, sizeBytes}.Encode(Envelope{})))
+}
+
+// carryOut does with the pending effects what the server does with
+// storage left out: a flush is reported done (MarkFlushed), the rest is
+// returned.
+func carryOut(m *Machine) []Effect {
+	var others []Effect
+	for _, e := range m.TakeEffects() {
+		if e.Kind == EffectFlush {
+			m.MarkFlushed(e.UpTo)
+			continue
+		}
+		others = append(others, e)
+	}
+	return others
+}
+
 func (h *harness) deleteOffset(key ConsumerKey) uint32 {
 	h.t.Helper()
 	reply := h.apply(1, OperationDeleteConsumerOffset, DeleteConsumerOffset{Consumer: key}.Encode(Envelope{}))

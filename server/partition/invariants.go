@@ -7,8 +7,8 @@ import (
 )
 
 // checkInvariants verifies the machine's invariants and panics on a
-// violation, which can only be a bug in this package. Apply, MarkFlushed
-// and Purge call it when built with -tags invariants.
+// violation, which can only be a bug in this package. Apply and
+// MarkFlushed call it when built with -tags invariants.
 func (m *Machine) checkInvariants() {
 	if err := m.invariantError(); err != nil {
 		panic(fmt.Sprintf("partition: invariant broken after op %d: %v", m.lastOp, err))
@@ -16,12 +16,19 @@ func (m *Machine) checkInvariants() {
 }
 
 // invariantError returns the first broken invariant, or nil: the
-// unflushed batches are contiguous, end at nextOffset - 1, carry this
-// partition's id and non-decreasing base timestamps, and match the
-// unflushed totals; stored offsets lie below nextOffset.
+// unflushed batches are contiguous, start at or after firstOffset, end at
+// nextOffset - 1, carry this partition's id and non-decreasing base
+// timestamps, and match the unflushed totals; stored offsets lie below
+// nextOffset.
 func (m *Machine) invariantError() error {
 	if m.messagesCount > m.nextOffset {
 		return fmt.Errorf("%d messages below next offset %d", m.messagesCount, m.nextOffset)
+	}
+	if m.firstOffset > m.nextOffset {
+		return fmt.Errorf("first offset %d beyond next offset %d", m.firstOffset, m.nextOffset)
+	}
+	if len(m.unflushed) > 0 && wire.BatchView(m.unflushed[0]).BaseOffset() < m.firstOffset {
+		return fmt.Errorf("unflushed batches start at %d, below the first offset %d", wire.BatchView(m.unflushed[0]).BaseOffset(), m.firstOffset)
 	}
 	if len(m.unflushedTokens) != len(m.unflushed) {
 		return fmt.Errorf("%d buffer tokens for %d unflushed batches", len(m.unflushedTokens), len(m.unflushed))

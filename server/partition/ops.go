@@ -9,6 +9,21 @@ const (
 	OperationDeleteConsumerOffset uint8 = 162
 )
 
+// Internal partition operations: the server submits them itself (a topic
+// update, a committed purge, a deletion of segments), never a client. Their
+// bytes lie outside every range §3.1 defines, so a frame carrying one is
+// an invalid bit pattern on the wire and never reaches a machine.
+const (
+	// OperationSetFlushThresholds changes the topic's flush thresholds.
+	OperationSetFlushThresholds uint8 = 176
+	// OperationPurgePartition empties the partition (a committed purge of
+	// its topic or stream).
+	OperationPurgePartition uint8 = 177
+	// OperationDeleteSegments forgets the messages of sealed segments
+	// below an offset (DeleteSegments, retention).
+	OperationDeleteSegments uint8 = 178
+)
+
 // Envelope is the prefix of every operation body (net/wire/statecodec's,
 // shared with the metadata machine).
 type Envelope = statecodec.Envelope
@@ -112,6 +127,97 @@ func DecodeDeleteConsumerOffset(body []byte) (Envelope, DeleteConsumerOffset, er
 	}
 	if !validConsumerKind(o.Consumer.Kind) {
 		return Envelope{}, DeleteConsumerOffset{}, ErrMalformed
+	}
+	return env, o, nil
+}
+
+// SetFlushThresholds sets the topic's flush thresholds (0 = the default),
+// the messages_required_to_save and size_of_messages_required_to_save that
+// decide when the machine asks for a flush.
+type SetFlushThresholds struct {
+	MessagesRequiredToSave            uint32
+	SizeOfMessagesRequiredToSaveBytes uint64
+}
+
+// setFlushThresholdsSize is the encoded size after the envelope.
+const setFlushThresholdsSize = 4 + 8
+
+// Encode returns the operation body.
+func (o SetFlushThresholds) Encode(env Envelope) []byte {
+	out := env.AppendTo(make([]byte, 0, EnvelopeSize+setFlushThresholdsSize))
+	out = statecodec.AppendU32(out, o.MessagesRequiredToSave)
+	return statecodec.AppendU64(out, o.SizeOfMessagesRequiredToSaveBytes)
+}
+
+// DecodeSetFlushThresholds decodes a body made by Encode.
+func DecodeSetFlushThresholds(body []byte) (Envelope, SetFlushThresholds, error) {
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	o := SetFlushThresholds{MessagesRequiredToSave: d.U32(), SizeOfMessagesRequiredToSaveBytes: d.U64()}
+	if err := d.End(); err != nil {
+		return Envelope{}, SetFlushThresholds{}, err
+	}
+	return env, o, nil
+}
+
+// PurgePartition empties the partition: offsets restart at 0, counters and
+// consumer offsets are cleared, unflushed batches are dropped, and the
+// server removes the segment and offset files (EffectPurged). Generation
+// is the metadata op that committed the purge: a purge at or below the
+// partition's purge generation was carried out already and changes
+// nothing, so replaying the metadata journal never purges twice.
+type PurgePartition struct {
+	Generation uint64
+}
+
+// Encode returns the operation body.
+func (o PurgePartition) Encode(env Envelope) []byte {
+	return statecodec.AppendU64(env.AppendTo(make([]byte, 0, EnvelopeSize+8)), o.Generation)
+}
+
+// DecodePurgePartition decodes a body made by Encode.
+func DecodePurgePartition(body []byte) (Envelope, PurgePartition, error) {
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	o := PurgePartition{Generation: d.U64()}
+	if err := d.End(); err != nil {
+		return Envelope{}, PurgePartition{}, err
+	}
+	return env, o, nil
+}
+
+// DeleteSegments forgets the messages below BelowOffset, held in sealed
+// segments that the server deletes (EffectSegmentsDeleted). The submitter
+// measures the segments on its storage before it submits: BelowOffset is
+// the first offset of the first segment kept, Messages and SizeBytes what
+// the deleted ones hold; the machine lowers its counters by them, so every
+// replica applying the operation reaches the same counters whatever its
+// own segment boundaries. A deletion at or below the partition's first
+// offset changes nothing; one past the flushed messages is rejected (4100).
+type DeleteSegments struct {
+	BelowOffset uint64
+	Messages    uint64
+	SizeBytes   uint64
+}
+
+// deleteSegmentsSize is the encoded size after the envelope.
+const deleteSegmentsSize = 8 + 8 + 8
+
+// Encode returns the operation body.
+func (o DeleteSegments) Encode(env Envelope) []byte {
+	out := env.AppendTo(make([]byte, 0, EnvelopeSize+deleteSegmentsSize))
+	out = statecodec.AppendU64(out, o.BelowOffset)
+	out = statecodec.AppendU64(out, o.Messages)
+	return statecodec.AppendU64(out, o.SizeBytes)
+}
+
+// DecodeDeleteSegments decodes a body made by Encode.
+func DecodeDeleteSegments(body []byte) (Envelope, DeleteSegments, error) {
+	d := statecodec.NewDecoder(body, ErrMalformed)
+	env := statecodec.DecodeEnvelope(&d)
+	o := DeleteSegments{BelowOffset: d.U64(), Messages: d.U64(), SizeBytes: d.U64()}
+	if err := d.End(); err != nil {
+		return Envelope{}, DeleteSegments{}, err
 	}
 	return env, o, nil
 }

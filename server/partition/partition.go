@@ -1,9 +1,13 @@
 // Package partition is Strata's per-partition deterministic state machine:
 // SendMessages (operation 160) assigns offsets and timestamps to batches,
 // StoreConsumerOffset (161) and DeleteConsumerOffset (162) keep consumer
-// offsets, and the machine tracks the partition's counters and the batches
-// not yet flushed to segments. The server owns storage: it drains
-// Unflushed when FlushDue says so and reports MarkFlushed.
+// offsets, and the server's own operations change the flush thresholds
+// (176), purge the partition (177) and forget deleted segments (178). The
+// machine tracks the partition's counters and the batches not yet flushed
+// to segments. Every change of its state is an operation through Apply;
+// what an operation asks of storage (write offsets, flush batches, remove
+// files) comes out as Effects that the server carries out after the
+// Apply, reporting a flush back with MarkFlushed.
 //
 // The package is pure: no OS access, no goroutines, no wall clock, no
 // global randomness, and no map iteration order reaches an output.
@@ -55,6 +59,9 @@ type Config struct {
 	// SizeOfMessagesRequiredToSaveBytes: flush once this many batch bytes
 	// are unflushed (0 = DefaultSizeOfMessagesRequiredToSaveBytes).
 	SizeOfMessagesRequiredToSaveBytes uint64
+	// FlushEveryBatch asks for a flush after every send, whatever the
+	// thresholds: a topic whose sends are synced before the reply.
+	FlushEveryBatch bool
 	// Buffers lends the memory unflushed batches are kept in (the
 	// server's memory pool); nil keeps them on the Go heap. It does not
 	// take part in the machine's state: only where bytes live.
@@ -105,8 +112,17 @@ type StoredOffset struct {
 type Machine struct {
 	cfg Config
 	// nextOffset is the offset the next message receives; 0 when empty.
-	// Invariant: nextOffset == messages ever appended since the last purge.
+	// Invariant: nextOffset >= the messages appended since the last purge
+	// (equal unless a recovery skipped the offsets reserved before a
+	// crash).
 	nextOffset uint64
+	// firstOffset is the first offset still held: the messages below it
+	// were in segments that were deleted. Invariant: firstOffset <=
+	// nextOffset and every unflushed batch starts at or after it.
+	firstOffset uint64
+	// purgeGeneration is the metadata op of the last purge applied (0:
+	// never purged); a purge at or below it changes nothing.
+	purgeGeneration uint64
 	// lastTimestamp is the latest base_timestamp assigned; base timestamps
 	// never go backwards.
 	lastTimestamp uint64
@@ -133,9 +149,17 @@ func New(cfg Config) *Machine {
 
 // RecoveredState is what storage found on disk for a partition at boot.
 type RecoveredState struct {
-	// NextOffset is the last durable offset + 1, or 0 when no message
-	// survived.
+	// NextOffset is the offset the next message gets: the last durable
+	// offset + 1, or past the offsets reserved before a crash (storage
+	// skips them so none is handed out twice), or 0 for an empty
+	// partition.
 	NextOffset uint64
+	// FirstOffset is the first offset the segments hold (NextOffset when
+	// they hold none).
+	FirstOffset uint64
+	// PurgeGeneration is the purge generation the partition's superblock
+	// recorded.
+	PurgeGeneration uint64
 	// LastTimestamp is the base_timestamp of the last durable batch.
 	LastTimestamp uint64
 	MessagesCount uint64
@@ -150,10 +174,12 @@ type RecoveredState struct {
 // consumer kinds are an error.
 func Recover(cfg Config, state RecoveredState) (*Machine, error) {
 	m := New(cfg)
-	if state.MessagesCount > state.NextOffset {
+	if state.MessagesCount > state.NextOffset || state.FirstOffset > state.NextOffset {
 		return nil, ErrInvalidRecovery
 	}
 	m.nextOffset = state.NextOffset
+	m.firstOffset = state.FirstOffset
+	m.purgeGeneration = state.PurgeGeneration
 	m.lastTimestamp = state.LastTimestamp
 	m.messagesCount = state.MessagesCount
 	m.sizeBytes = state.SizeBytes
@@ -179,19 +205,13 @@ func validConsumerKind(kind uint8) bool {
 // Config returns the partition's configuration (defaults filled in).
 func (m *Machine) Config() Config { return m.cfg }
 
-// SetFlushThresholds changes the flush thresholds after a topic update
-// (0 = default). It changes no replicated state, only when FlushDue fires.
-func (m *Machine) SetFlushThresholds(messages uint32, sizeBytes uint64) {
-	m.cfg.MessagesRequiredToSave = messages
-	m.cfg.SizeOfMessagesRequiredToSaveBytes = sizeBytes
-	m.cfg = m.cfg.withDefaults()
-}
-
 // NextOffset returns the offset the next message will receive.
 func (m *Machine) NextOffset() uint64 { return m.nextOffset }
 
 // CurrentOffset returns the highest committed offset; ok is false (and the
-// offset 0) for an empty partition.
+// offset 0) for an empty partition. After a recovery skipped the offsets
+// reserved before a crash it is the last skipped one until a message
+// follows: no offset at or below it is handed out again.
 func (m *Machine) CurrentOffset() (offset uint64, ok bool) {
 	if m.nextOffset == 0 {
 		return 0, false
@@ -204,6 +224,13 @@ func (m *Machine) MessagesCount() uint64 { return m.messagesCount }
 
 // SizeBytes returns the total batch bytes held.
 func (m *Machine) SizeBytes() uint64 { return m.sizeBytes }
+
+// FirstOffset returns the first offset still held (segments below it were
+// deleted).
+func (m *Machine) FirstOffset() uint64 { return m.firstOffset }
+
+// PurgeGeneration returns the metadata op of the last purge applied.
+func (m *Machine) PurgeGeneration() uint64 { return m.purgeGeneration }
 
 // LastTimestamp returns the latest base_timestamp assigned.
 func (m *Machine) LastTimestamp() uint64 { return m.lastTimestamp }
@@ -225,30 +252,4 @@ func (m *Machine) StoredOffsets() []StoredOffset {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.less(out[j].Key) })
 	return out
-}
-
-// Purge empties the partition: offsets restart at 0, counters and consumer
-// offsets are cleared, the unflushed buffer is dropped. The server calls
-// it when the metadata machine commits a purge of the partition's topic or
-// stream (metadata.EffectTopicPurged), after removing the segments.
-// lastTimestamp is kept so base timestamps stay monotonic.
-func (m *Machine) Purge() {
-	m.nextOffset = 0
-	m.messagesCount = 0
-	m.sizeBytes = 0
-	m.offsets = make(map[ConsumerKey]uint64)
-	m.ReleaseBuffers()
-}
-
-// RemoveMessages lowers the message and byte counters after storage
-// deleted sealed segments (DeleteSegments, message expiry, size cap).
-// Offsets are unchanged: the partition keeps counting from NextOffset. The
-// server calls it in commit order, after the deletion it reports; the
-// counters never go below what the unflushed buffer still holds.
-func (m *Machine) RemoveMessages(messages, sizeBytes uint64) {
-	m.messagesCount -= min(messages, m.messagesCount-m.unflushedMessages)
-	m.sizeBytes -= min(sizeBytes, m.sizeBytes-min(m.sizeBytes, m.unflushedBytes))
-	if invariantsEnabled {
-		m.checkInvariants()
-	}
 }

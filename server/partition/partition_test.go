@@ -132,8 +132,8 @@ func TestConsumerOffsets(t *testing.T) {
 	want := []Effect{
 		{Kind: EffectOffsetStored, Consumer: alice, Offset: 3},
 		{Kind: EffectOffsetStored, Consumer: alice, Offset: 1},
-		{Kind: EffectOffsetStored, Consumer: alice, Offset: 4},
-		{Kind: EffectOffsetStored, Consumer: group, Offset: 0},
+		{Kind: EffectOffsetStored, Consumer: alice, Offset: 4, AutoCommit: true},
+		{Kind: EffectOffsetStored, Consumer: group, Offset: 0, AutoCommit: true},
 		{Kind: EffectOffsetDeleted, Consumer: alice},
 	}
 	if got := h.m.TakeEffects(); !reflect.DeepEqual(got, want) {
@@ -203,29 +203,8 @@ func TestFlushThresholdsAndMarkFlushed(t *testing.T) {
 	if defaults.MessagesRequiredToSave != DefaultMessagesRequiredToSave || defaults.SizeOfMessagesRequiredToSaveBytes != DefaultSizeOfMessagesRequiredToSaveBytes {
 		t.Fatalf("defaults %+v", defaults)
 	}
-	bySize.m.SetFlushThresholds(1, 0)
-	if !bySize.m.FlushDue() {
-		t.Fatal("lowered threshold not applied")
-	}
-}
-
-func TestPurge(t *testing.T) {
-	h := newHarness(t, Config{})
-	key := ConsumerKey{Kind: ConsumerKindConsumer, ID: 1}
-	h.send(100, buildBatch(t, "a", 3))
-	h.store(key, 2, StoreExplicit)
-	h.m.Purge()
-	if _, ok := h.m.CurrentOffset(); ok || h.m.NextOffset() != 0 || h.m.MessagesCount() != 0 || h.m.SizeBytes() != 0 {
-		t.Fatal("purge kept messages")
-	}
-	if len(h.m.StoredOffsets()) != 0 || len(h.m.Unflushed()) != 0 {
-		t.Fatal("purge kept offsets or batches")
-	}
-	if base := h.send(50, buildBatch(t, "b", 1)); base != 0 {
-		t.Fatalf("base after purge %d", base)
-	}
-	if ts := wire.BatchView(h.m.Unflushed()[0]).BaseTimestamp(); ts != 100 {
-		t.Fatalf("timestamp went backwards after purge: %d", ts)
+	if code := bySize.setFlushThresholds(1, 0); code != CodeOK || !bySize.m.FlushDue() {
+		t.Fatalf("lowered threshold not applied (code %d)", code)
 	}
 }
 

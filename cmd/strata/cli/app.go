@@ -7,17 +7,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/stratabroker/strata/client"
-	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/cmd/internal/buildinfo"
+	"github.com/stratabroker/strata/cmd/internal/command"
 )
 
 // Exit codes of the CLI.
@@ -32,6 +33,10 @@ const (
 	exitConnection = 3
 )
 
+// connectTimeoutDefault bounds connecting (and the TLS, WebSocket or QUIC
+// handshake) when --connect-timeout is not given.
+const connectTimeoutDefault = 5 * time.Second
+
 // Env is everything the CLI takes from its process, so tests (the CLI's
 // own and the server's integration tests) can run it in-process.
 type Env struct {
@@ -41,16 +46,21 @@ type Env struct {
 	Stdin io.Reader
 	// Stdout receives results; Stderr errors and progress bars.
 	Stdout, Stderr io.Writer
-	// Getenv reads STRATA_ADDRESS, STRATA_USERNAME, STRATA_PASSWORD and
-	// STRATA_TOKEN (os.Getenv in the binary).
+	// Getenv reads the STRATA_* settings (os.Getenv in the binary).
 	Getenv func(string) string
 	// StderrIsTerminal decides whether progress bars are drawn; nil = no.
 	StderrIsTerminal func() bool
+	// ConfigDir holds the saved contexts (contexts.toml); the binary uses
+	// the user's config directory (os.UserConfigDir()/strata).
+	// STRATA_CONFIG_DIR overrides it; empty and unset = no saved contexts.
+	ConfigDir string
 }
 
 // app holds the global flags and the lazily dialled client.
 type app struct {
 	Env
+	// The connection settings as flags give them; resolve fills what the
+	// flags leave unset from the environment and the selected context.
 	address  string
 	username string
 	password string
@@ -58,20 +68,24 @@ type app struct {
 	output   string
 	// transport, tlsCA and tlsInsecure choose how the client reaches the
 	// server (--transport, --tls-ca, --tls-insecure).
-	transport   string
-	tlsCA       string
-	tlsInsecure bool
+	transport      string
+	tlsCA          string
+	tlsInsecure    bool
+	connectTimeout time.Duration
+	// contextName is --context: the saved context to use.
+	contextName string
 
-	client *client.Client
+	// flags are the root's persistent flags (which were given: Changed).
+	flags    *pflag.FlagSet
+	resolved bool
+	client   *client.Client
+	// subject names what the running command works on, for errors
+	// (explain).
+	subject subject
 }
 
-// usageError marks an error in the command line (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+// usagef returns a command-line mistake (exit code 2).
+func usagef(format string, args ...any) error { return command.Usagef(format, args...) }
 
 // Run executes the CLI with e and returns its exit code: 0 success,
 // 1 the server refused the request, 2 bad command line, 3 connection
@@ -83,16 +97,20 @@ func Run(ctx context.Context, e Env) int {
 	if e.Stdin == nil {
 		e.Stdin = strings.NewReader("")
 	}
+	if dir := e.Getenv("STRATA_CONFIG_DIR"); dir != "" {
+		e.ConfigDir = dir
+	}
 	a := &app{Env: e}
 	root := newRootCommand(a)
 	root.SetArgs(e.Args)
 	root.SetIn(e.Stdin)
 	root.SetOut(e.Stdout)
 	root.SetErr(e.Stderr)
-	root.SilenceErrors = true
-	root.SilenceUsage = true
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	command.Prepare(root, buildinfo.Read("strata"))
 	err := root.ExecuteContext(ctx)
+	if err != nil && a.client != nil {
+		err = a.explain(ctx, err)
+	}
 	if a.client != nil {
 		if cerr := a.client.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -105,47 +123,16 @@ func Run(ctx context.Context, e Env) int {
 	return exitCode(err)
 }
 
-// describe turns err into the one-line message the CLI prints.
-func describe(err error) string {
-	var e *client.Error
-	if errors.As(err, &e) {
-		msg := e.Error()
-		if e.Code == wire.ErrUnauthenticated {
-			msg += "; log in with --username/--password, --token, or STRATA_USERNAME/STRATA_PASSWORD"
-		}
-		return msg
-	}
-	return err.Error()
-}
-
-// exitCode maps an error to the CLI exit code.
-func exitCode(err error) int {
-	var ue usageError
-	var opErr *net.OpError
-	switch {
-	case errors.As(err, &ue), isCobraUsage(err):
-		return exitUsage
-	case errors.Is(err, client.ErrConnectionLost), errors.As(err, &opErr):
-		return exitConnection
-	}
-	return exitError
-}
-
-// isCobraUsage recognises cobra's own argument errors.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
-		strings.HasPrefix(s, "requires ") || strings.Contains(s, "unknown flag") ||
-		strings.HasPrefix(s, "invalid argument")
-}
-
 // connect dials the server once per invocation, logging in when
 // credentials were given.
 func (a *app) connect(ctx context.Context) (*client.Client, error) {
 	if a.client != nil {
 		return a.client, nil
 	}
-	var opts []client.Option
+	if err := a.resolve(); err != nil {
+		return nil, err
+	}
+	opts := []client.Option{client.WithDialTimeout(a.connectTimeout)}
 	switch {
 	case a.token != "":
 		opts = append(opts, client.WithToken(a.token))
@@ -222,49 +209,48 @@ address such as quic://host:8080 or ws://host:8092).
 Streams, topics and users are named by numeric id or by name: an argument
 that parses as a decimal number is an id, anything else a name.
 
-Credentials: --username/--password (or STRATA_USERNAME/STRATA_PASSWORD), or
-a personal access token with --token (or STRATA_TOKEN). The server address
-comes from --address or STRATA_ADDRESS (default 127.0.0.1:8090).
+Where and as whom: --address (default 127.0.0.1:8090), --transport,
+--tls-ca, --tls-insecure, --username/--password or --token. Each setting
+not given as a flag comes from the environment (STRATA_ADDRESS,
+STRATA_TRANSPORT, STRATA_TLS_CA, STRATA_TLS_INSECURE, STRATA_USERNAME,
+STRATA_PASSWORD, STRATA_TOKEN), else from the selected saved context
+(--context, STRATA_CONTEXT, else the one chosen with "strata context use";
+see "strata context --help"), else the default.
 
 Output: --output table (default, for people) or --output json (one JSON
-object per line, for scripts).
+object per line, for scripts; the records are documented in
+cmd/strata/README.md).
 
-Exit codes: 0 success, 1 the server refused the request (the message names
-the protocol error, e.g. "stream not found (1009 StreamIdNotFound)"),
-2 bad command line, 3 the server could not be reached or the connection
-broke.`,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			// The environment fills flags not given on the command line; it
-			// is read here, not as flag defaults, so --help never shows a
-			// password.
-			for _, f := range []struct {
-				flag, env string
-				dst       *string
-			}{{"address", "STRATA_ADDRESS", &a.address}, {"username", "STRATA_USERNAME", &a.username},
-				{"password", "STRATA_PASSWORD", &a.password}, {"token", "STRATA_TOKEN", &a.token},
-				{"transport", "STRATA_TRANSPORT", &a.transport}} {
-				if v := a.Getenv(f.env); v != "" && !cmd.Flag(f.flag).Changed {
-					*f.dst = v
-				}
-			}
+Errors read "error: MESSAGE (CODE NAME)" with Apache Iggy's error code and
+name, e.g. "stream orders not found (1009 StreamIdNotFound)". Exit codes:
+0 success, 1 the server refused the request, 2 bad command line, 3 the
+server could not be reached or the connection broke.`,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if a.output != "table" && a.output != "json" {
 				return usagef("--output must be table or json, got %q", a.output)
 			}
+			a.subject = subjectOf(cmd, args)
 			return nil
 		},
 	}
 	pf := root.PersistentFlags()
+	a.flags = pf
 	pf.StringVar(&a.address, "address", client.DefaultAddress, "server address host:port, or scheme://host:port with tcp, tls, quic, ws or wss (env STRATA_ADDRESS)")
 	pf.StringVarP(&a.username, "username", "u", "", "username to log in with (env STRATA_USERNAME)")
 	pf.StringVarP(&a.password, "password", "p", "", "password to log in with (env STRATA_PASSWORD)")
 	pf.StringVar(&a.token, "token", "", "personal access token to log in with instead of a password (env STRATA_TOKEN)")
 	pf.StringVar(&a.transport, "transport", "", "transport: tcp, tls, quic, ws or wss (default: the address scheme, else tcp; env STRATA_TRANSPORT)")
-	pf.StringVar(&a.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server certificate (tls, wss, quic)")
-	pf.BoolVar(&a.tlsInsecure, "tls-insecure", false, "skip verification of the server certificate (development only)")
+	pf.StringVar(&a.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server certificate (tls, wss, quic; env STRATA_TLS_CA)")
+	pf.BoolVar(&a.tlsInsecure, "tls-insecure", false, "skip verification of the server certificate (development only; env STRATA_TLS_INSECURE)")
+	a.connectTimeout = connectTimeoutDefault
+	pf.Var(durationFlag{&a.connectTimeout}, "connect-timeout", `give up connecting after this long, such as "5s" or "500 ms" (env STRATA_CONNECT_TIMEOUT)`)
+	pf.StringVar(&a.contextName, "context", "", "saved context to take unset connection settings from (env STRATA_CONTEXT)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
 
 	root.AddCommand(newPingCommand(a), newStreamCommand(a), newTopicCommand(a), newPartitionCommand(a),
 		newSegmentCommand(a), newMessageCommand(a), newOffsetCommand(a), newUserCommand(a),
-		newPATCommand(a), newMeCommand(a), newStatsCommand(a), newClientCommand(a), newGroupCommand(a))
+		newPATCommand(a), newMeCommand(a), newStatsCommand(a), newClientCommand(a), newGroupCommand(a),
+		newContextCommand(a))
+	addCompletions(a, root)
 	return root
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +37,9 @@ const (
 
 func newMessageCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "message",
-		Short: "Send and poll messages",
+		Use:     "message",
+		Aliases: []string{"m", "messages", "msg"},
+		Short:   "Send and poll messages",
 	}
 	cmd.AddCommand(newSendCommand(a), newPollCommand(a))
 	return cmd
@@ -47,27 +51,38 @@ type sendFlags struct {
 	key       string
 	headers   []string
 	batchSize int
+	inputFile string
 }
 
 func newSendCommand(a *app) *cobra.Command {
 	var f sendFlags
 	cmd := &cobra.Command{
-		Use:   "send STREAM TOPIC [MESSAGE...]",
-		Short: "Send messages (arguments, or stdin one message per line)",
-		Long: `Sends each MESSAGE argument as one message. Without MESSAGE arguments it
-reads standard input and sends every non-empty line as one message (the
-newline is not part of the payload), in batches of --batch-size messages.
-A progress bar is shown on a terminal when reading standard input.
+		Use:     "send STREAM TOPIC [MESSAGE...]",
+		Aliases: []string{"s", "pub", "publish"},
+		Short:   "Send messages (arguments, a file as one message, or stdin one message per line)",
+		Long: `Sends each MESSAGE argument as one message. --input-file FILE sends the
+whole file as one message, byte for byte (--input-file - reads standard
+input whole). Otherwise it reads standard input and sends every non-empty
+line as one message (the newline is not part of the payload), in batches
+of --batch-size messages; a progress bar is shown on a terminal.
 
 Partitioning: --partition N sends to partition N, --key K lets the server
 pick the partition from the key, otherwise partitions are used round-robin.
---header key=value (repeatable) adds a string-kind user header to every
-message.
+The summary says which partitions the messages went to, and at which
+offsets.
+
+Headers: --header (-H) KEY:KIND:VALUE adds a typed user header to every
+message, as Iggy's CLI takes it; KIND is raw, string, bool, int8, int16,
+int32, int64, int128, uint8, uint16, uint32, uint64, uint128, float32 or
+float64. Several may be given comma separated or by repeating the flag.
+KEY=VALUE is short for KEY:string:VALUE.
 
   strata message send orders eu "first order" "second order"
-  strata message send orders eu --partition 2 --header source=cli hello
-  strata message send orders eu --key customer-42 < orders.txt`,
-		Args: cobra.MinimumNArgs(2),
+  strata message send orders eu --partition 2 -H source:string:cli,attempt:uint32:1 hello
+  strata message send orders eu --key customer-42 < orders.txt
+  strata message send orders eu --input-file invoice.pdf`,
+		Args:        cobra.MinimumNArgs(2),
+		Annotations: argsAre("stream topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.send(cmd.Context(), cmd, args, f)
 		},
@@ -75,9 +90,18 @@ message.
 	fs := cmd.Flags()
 	fs.Uint32Var(&f.partition, "partition", 0, "send to this partition id")
 	fs.StringVar(&f.key, "key", "", "messages key: the server picks the partition from it")
-	fs.StringArrayVar(&f.headers, "header", nil, "user header key=value (string kind), repeatable")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "user header KEY:KIND:VALUE (or KEY=VALUE, a string), comma separated or repeated")
 	fs.IntVar(&f.batchSize, "batch-size", sendBatchSizeDefault, "messages per batch")
+	fs.StringVar(&f.inputFile, "input-file", "", "send this file as one message (- reads stdin whole)")
 	return cmd
+}
+
+// partitionSent is where a send's messages went, per partition.
+type partitionSent struct {
+	PartitionID uint32 `json:"partition_id"`
+	Messages    int    `json:"messages"`
+	FirstOffset uint64 `json:"first_offset"`
+	LastOffset  uint64 `json:"last_offset"`
 }
 
 // sendSummary is the JSON form of a send.
@@ -85,12 +109,52 @@ type sendSummary struct {
 	Messages int    `json:"messages"`
 	Batches  int    `json:"batches"`
 	Bytes    uint64 `json:"bytes"`
+	// Partitions lists where the messages went; messages of batches the
+	// server did not confirm with an offset are not in it.
+	Partitions []partitionSent `json:"partitions"`
+}
+
+// plural is "1 message", "2 messages", "3 batches".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if strings.HasSuffix(one, "ch") {
+		return strconv.Itoa(n) + " " + one + "es"
+	}
+	return strconv.Itoa(n) + " " + one + "s"
+}
+
+// text is the one-line table form.
+func (s *sendSummary) text() string {
+	out := fmt.Sprintf("sent %s (%s) in %s", plural(s.Messages, "message"), bytesText(s.Bytes), plural(s.Batches, "batch"))
+	if len(s.Partitions) == 0 {
+		return out
+	}
+	parts := make([]string, len(s.Partitions))
+	for i, p := range s.Partitions {
+		offsets := "offset " + u64(p.FirstOffset)
+		if p.LastOffset != p.FirstOffset {
+			offsets = "offsets " + u64(p.FirstOffset) + ".." + u64(p.LastOffset)
+		}
+		parts[i] = fmt.Sprintf("%d (%s)", p.PartitionID, offsets)
+		if len(s.Partitions) > 1 {
+			parts[i] = fmt.Sprintf("%d (%s, %s)", p.PartitionID, plural(p.Messages, "message"), offsets)
+		}
+	}
+	if len(parts) == 1 {
+		return out + " to partition " + parts[0]
+	}
+	return out + " to partitions " + strings.Join(parts, ", ")
 }
 
 // send implements message send.
 func (a *app) send(ctx context.Context, cmd *cobra.Command, args []string, f sendFlags) error {
 	if f.batchSize < 1 {
 		return usagef("--batch-size must be at least 1")
+	}
+	if f.inputFile != "" && len(args) > 2 {
+		return usagef("give MESSAGE arguments or --input-file, not both")
 	}
 	partitioning := client.Balanced()
 	switch {
@@ -104,13 +168,15 @@ func (a *app) send(ctx context.Context, cmd *cobra.Command, args []string, f sen
 		}
 		partitioning = client.MessagesKey([]byte(f.key))
 	}
-	headers := make([]client.Header, 0, len(f.headers))
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, "=")
-		if !ok || k == "" || v == "" {
-			return usagef("--header must be key=value with both non-empty, got %q", h)
+	headers, err := parseHeaders(f.headers)
+	if err != nil {
+		return err
+	}
+	var file []byte
+	if f.inputFile != "" {
+		if file, err = a.readInputFile(f.inputFile); err != nil {
+			return err
 		}
-		headers = append(headers, client.StringHeader(k, v))
 	}
 	c, err := a.connect(ctx)
 	if err != nil {
@@ -118,23 +184,62 @@ func (a *app) send(ctx context.Context, cmd *cobra.Command, args []string, f sen
 	}
 	s := &sender{ctx: ctx, c: c, stream: client.ParseIdentifier(args[0]), topic: client.ParseIdentifier(args[1]),
 		partitioning: partitioning, headers: headers, batchSize: f.batchSize}
-	if len(args) > 2 {
+	switch {
+	case file != nil:
+		if err := s.add(file); err != nil {
+			return err
+		}
+	case len(args) > 2:
 		for _, m := range args[2:] {
 			if err := s.add([]byte(m)); err != nil {
 				return err
 			}
 		}
-	} else if err := s.readLines(a.Stdin, a.newProgress(inputSize(a.Stdin), "sending", true)); err != nil {
-		return err
+	default:
+		if err := s.readLines(a.Stdin, a.newProgress(inputSize(a.Stdin), "sending", true)); err != nil {
+			return err
+		}
 	}
 	if err := s.flush(); err != nil {
 		return err
 	}
 	if s.sum.Messages == 0 {
-		return usagef("no messages to send (give MESSAGE arguments or non-empty lines on stdin)")
+		return usagef("no messages to send (give MESSAGE arguments, --input-file, or non-empty lines on stdin)")
 	}
-	return a.printer().message(s.sum, fmt.Sprintf("sent %d messages (%s) in %d batches",
-		s.sum.Messages, bytesText(s.sum.Bytes), s.sum.Batches))
+	if s.binaryLines > 0 {
+		fmt.Fprintf(a.Stderr, "warning: %d of the stdin lines were not text; each line was sent as its own message "+
+			"(send a file as one message with --input-file FILE)\n", s.binaryLines)
+	}
+	s.sum.Partitions = make([]partitionSent, 0, len(s.parts))
+	for _, p := range s.parts {
+		s.sum.Partitions = append(s.sum.Partitions, *p)
+	}
+	sort.Slice(s.sum.Partitions, func(i, j int) bool { return s.sum.Partitions[i].PartitionID < s.sum.Partitions[j].PartitionID })
+	return a.printer().message(s.sum, s.sum.text())
+}
+
+// readInputFile reads --input-file: a file, or stdin for "-".
+func (a *app) readInputFile(name string) ([]byte, error) {
+	var r io.Reader = a.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usagef("--input-file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, client.PayloadSizeMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("--input-file %s: %w", name, err)
+	}
+	switch {
+	case len(b) == 0:
+		return nil, usagef("--input-file %s is empty (a message needs at least one byte)", name)
+	case len(b) > client.PayloadSizeMax:
+		return nil, usagef("--input-file %s is larger than a message may be (%d bytes)", name, client.PayloadSizeMax)
+	}
+	return b, nil
 }
 
 // sender accumulates payloads into batches. Payload bytes live in one
@@ -152,6 +257,10 @@ type sender struct {
 	ends  []int
 	msgs  []client.Message
 	sum   sendSummary
+	// parts aggregates the confirmations by partition.
+	parts map[uint32]*partitionSent
+	// binaryLines counts stdin lines that were not UTF-8 text.
+	binaryLines int
 }
 
 func (s *sender) add(payload []byte) error {
@@ -178,10 +287,30 @@ func (s *sender) flush() error {
 		s.msgs = append(s.msgs, client.Message{Payload: s.arena[start:end], Headers: s.headers})
 		start = end
 	}
-	if _, err := s.c.SendMessages(s.ctx, s.stream, s.topic, s.partitioning, s.msgs); err != nil {
-		return fmt.Errorf("after %d messages sent: %w", s.sum.Messages, err)
+	confirmations, err := s.c.SendMessages(s.ctx, s.stream, s.topic, s.partitioning, s.msgs)
+	if err != nil {
+		if s.sum.Messages > 0 {
+			return fmt.Errorf("after %d messages sent: %w", s.sum.Messages, err)
+		}
+		return err
 	}
-	s.sum.Messages += len(s.ends)
+	n := len(s.ends)
+	if len(confirmations) == 1 {
+		// One confirmation per batch: its partition and first offset.
+		c := confirmations[0]
+		if s.parts == nil {
+			s.parts = map[uint32]*partitionSent{}
+		}
+		p := s.parts[c.PartitionID]
+		if p == nil {
+			p = &partitionSent{PartitionID: c.PartitionID, FirstOffset: c.BaseOffset}
+			s.parts[c.PartitionID] = p
+		}
+		p.Messages += n
+		p.FirstOffset = min(p.FirstOffset, c.BaseOffset)
+		p.LastOffset = max(p.LastOffset, c.BaseOffset+uint64(n)-1)
+	}
+	s.sum.Messages += n
 	s.sum.Batches++
 	s.sum.Bytes += uint64(len(s.arena))
 	s.arena, s.ends = s.arena[:0], s.ends[:0]
@@ -197,13 +326,16 @@ func (s *sender) readLines(r io.Reader, bar *progress) error {
 		if err := bar.add(len(line) + 1); err != nil {
 			return err
 		}
+		if len(line) > 0 && (!utf8.Valid(line) || bytes.IndexByte(line, 0) >= 0) {
+			s.binaryLines++
+		}
 		if err := s.add(line); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("a stdin line is longer than %d bytes: %w", stdinLineMax, err)
+			return fmt.Errorf("a stdin line is longer than %d bytes (send it with --input-file): %w", stdinLineMax, err)
 		}
 		return fmt.Errorf("reading stdin: %w", err)
 	}
@@ -212,24 +344,27 @@ func (s *sender) readLines(r io.Reader, bar *progress) error {
 
 // pollFlags are the flags of message poll.
 type pollFlags struct {
-	partition  uint32
-	offset     uint64
-	timestamp  string
-	first      bool
-	last       bool
-	next       bool
-	count      uint32
-	consumer   string
-	autoCommit bool
-	follow     bool
-	interval   time.Duration
+	partition   uint32
+	offset      uint64
+	timestamp   string
+	first       bool
+	last        bool
+	next        bool
+	count       uint32
+	consumer    string
+	autoCommit  bool
+	follow      bool
+	interval    time.Duration
+	showHeaders bool
+	outputFile  string
 }
 
 func newPollCommand(a *app) *cobra.Command {
 	var f pollFlags
 	cmd := &cobra.Command{
-		Use:   "poll STREAM TOPIC",
-		Short: "Poll messages from a partition",
+		Use:     "poll STREAM TOPIC",
+		Aliases: []string{"p", "sub", "consume"},
+		Short:   "Poll messages from a partition",
 		Long: `Polls up to --count messages from one partition, starting at --offset N,
 --timestamp T (micros since the epoch or RFC 3339: the first batch appended
 at or after T), --first (default), --last (the last --count messages) or
@@ -238,19 +373,24 @@ returned offset for --consumer. --follow keeps polling for new messages
 until interrupted (Ctrl-C). A progress bar is shown on a terminal for large
 --count values.
 
-Table output prints one line per message: offset, timestamp, id, headers,
-payload. JSON output (--output json) prints one object per message:
+Table output has a header row, then one tab-separated line per message:
+OFFSET, TIMESTAMP, ID, the HEADERS (with --show-headers, as KEY:KIND:VALUE
+comma separated) and the PAYLOAD (as text when it is UTF-8, else
+"base64:" and its base64). JSON output (--output json) prints one object
+per message (schema in cmd/strata/README.md):
   {"offset":5,"id":"0","timestamp":1700000000000000,"origin_timestamp":...,
-   "headers":{"source":"cli"},"payload":"hello"}
-"id" is the 128-bit message id as a decimal string; timestamps are micros
-since the epoch ("timestamp" is the server append time). "payload" is the
-payload as a UTF-8 string when it is valid UTF-8; otherwise it is base64
-(standard, padded) and the object carries "payload_encoding":"base64".
+   "headers":[{"key":"source","kind":"string","value":"cli"}],
+   "payload":"hello","payload_encoding":"utf-8"}
+--output-file FILE writes the payloads, byte for byte and one after the
+other, to FILE (created or truncated) instead of printing the messages; a
+single polled message round-trips a file sent with --input-file.
 
   strata message poll orders eu --first --count 100
-  strata message poll orders eu --partition 2 --offset 1000 --count 50
-  strata message poll orders eu --next --consumer reporter --auto-commit --follow`,
-		Args: cobra.ExactArgs(2),
+  strata message poll orders eu --partition 2 --offset 1000 --count 50 --show-headers
+  strata message poll orders eu --next --consumer reporter --auto-commit --follow
+  strata message poll orders eu --offset 7 --count 1 --output-file invoice.pdf`,
+		Args:        cobra.ExactArgs(2),
+		Annotations: map[string]string{argsAnnotation: "stream topic", "strata.partition": "always"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.poll(cmd.Context(), cmd, args, f)
 		},
@@ -268,6 +408,8 @@ payload as a UTF-8 string when it is valid UTF-8; otherwise it is base64
 	fs.BoolVar(&f.follow, "follow", false, "keep polling for new messages until interrupted")
 	f.interval = 500 * time.Millisecond
 	fs.Var(durationFlag{&f.interval}, "interval", `pause between polls that return nothing (--follow), such as "500ms" or "2 s"`)
+	fs.BoolVar(&f.showHeaders, "show-headers", false, "add a HEADERS column to the table (JSON always has them)")
+	fs.StringVar(&f.outputFile, "output-file", "", "write the payloads to this file instead of printing the messages")
 	return cmd
 }
 
@@ -314,59 +456,82 @@ func parseTimestamp(s string) (uint64, error) {
 	return uint64(t.UnixMicro()), nil
 }
 
+// headerRecord is one user header in JSON.
+type headerRecord struct {
+	Key   string `json:"key"`
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
 // polledMessage is the JSON form of one polled message.
 type polledMessage struct {
-	Offset          uint64            `json:"offset"`
-	ID              string            `json:"id"`
-	Timestamp       uint64            `json:"timestamp"`
-	OriginTimestamp uint64            `json:"origin_timestamp"`
-	Headers         map[string]string `json:"headers,omitempty"`
-	Payload         string            `json:"payload"`
-	PayloadEncoding string            `json:"payload_encoding,omitempty"`
+	Offset          uint64         `json:"offset"`
+	ID              string         `json:"id"`
+	Timestamp       uint64         `json:"timestamp"`
+	OriginTimestamp uint64         `json:"origin_timestamp"`
+	Headers         []headerRecord `json:"headers"`
+	Payload         string         `json:"payload"`
+	// PayloadEncoding is "utf-8" (Payload is the text) or "base64".
+	PayloadEncoding string `json:"payload_encoding"`
 }
 
 func toPolled(m *client.Message) polledMessage {
 	pm := polledMessage{Offset: m.Offset, ID: m.ID.String(), Timestamp: m.Timestamp,
-		OriginTimestamp: m.OriginTimestamp}
+		OriginTimestamp: m.OriginTimestamp, Headers: make([]headerRecord, 0, len(m.Headers))}
 	if utf8.Valid(m.Payload) {
-		pm.Payload = string(m.Payload)
+		pm.Payload, pm.PayloadEncoding = string(m.Payload), "utf-8"
 	} else {
-		pm.Payload = base64.StdEncoding.EncodeToString(m.Payload)
-		pm.PayloadEncoding = "base64"
+		pm.Payload, pm.PayloadEncoding = base64.StdEncoding.EncodeToString(m.Payload), "base64"
 	}
-	if len(m.Headers) > 0 {
-		pm.Headers = make(map[string]string, len(m.Headers))
-		for _, h := range m.Headers {
-			pm.Headers[h.Key.String()] = h.Value.String()
-		}
+	for _, h := range m.Headers {
+		pm.Headers = append(pm.Headers, headerRecord{Key: headerValueText(h.Key), Kind: h.Value.Kind.String(), Value: headerValueText(h.Value)})
 	}
 	return pm
 }
 
+// pollHeaderRow is the table's header row.
+func pollHeaderRow(showHeaders bool) string {
+	if showHeaders {
+		return "OFFSET\tTIMESTAMP\tID\tHEADERS\tPAYLOAD\n"
+	}
+	return "OFFSET\tTIMESTAMP\tID\tPAYLOAD\n"
+}
+
 // printMessage prints one polled message.
-func (a *app) printMessage(p *printer, m *client.Message) error {
+func (a *app) printMessage(p *printer, m *client.Message, showHeaders bool) error {
 	pm := toPolled(m)
 	if p.json {
 		return p.jsonLine(pm)
 	}
-	var hs []string
-	for _, h := range m.Headers {
-		hs = append(hs, h.Key.String()+"="+h.Value.String())
+	payload := pm.Payload
+	if pm.PayloadEncoding == "base64" {
+		payload = "base64:" + payload
+	}
+	if !showHeaders {
+		_, err := fmt.Fprintf(p.w, "%d\t%s\t%s\t%s\n", m.Offset, micros(m.Timestamp), pm.ID, payload)
+		return err
+	}
+	hs := make([]string, len(pm.Headers))
+	for i, h := range pm.Headers {
+		hs[i] = h.Key + ":" + h.Kind + ":" + h.Value
 	}
 	headers := "-"
 	if len(hs) > 0 {
 		headers = strings.Join(hs, ",")
 	}
-	payload := pm.Payload
-	if pm.PayloadEncoding != "" {
-		payload = "base64:" + payload
-	}
 	_, err := fmt.Fprintf(p.w, "%d\t%s\t%s\t%s\t%s\n", m.Offset, micros(m.Timestamp), pm.ID, headers, payload)
 	return err
 }
 
+// pollWritten is the JSON form of a poll into --output-file.
+type pollWritten struct {
+	Messages int    `json:"messages"`
+	Bytes    uint64 `json:"bytes"`
+	File     string `json:"file"`
+}
+
 // poll implements message poll.
-func (a *app) poll(ctx context.Context, cmd *cobra.Command, args []string, f pollFlags) error {
+func (a *app) poll(ctx context.Context, cmd *cobra.Command, args []string, f pollFlags) (err error) {
 	strategy, err := f.strategy(cmd)
 	if err != nil {
 		return err
@@ -388,6 +553,23 @@ func (a *app) poll(ctx context.Context, cmd *cobra.Command, args []string, f pol
 		bar = a.newProgress(int64(f.count), "polling", false)
 	}
 	p := a.printer()
+	var out *os.File
+	var written pollWritten
+	if f.outputFile != "" {
+		if out, err = os.Create(f.outputFile); err != nil {
+			return usagef("--output-file: %v", err)
+		}
+		written.File = f.outputFile
+		defer func() {
+			if cerr := out.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = p.message(written, fmt.Sprintf("wrote %s (%s) to %s", plural(written.Messages, "message"), bytesText(written.Bytes), written.File))
+			}
+		}()
+	}
+	headerPrinted := false
 	var polled client.PolledMessages
 	var received uint64
 	for f.follow || received < uint64(f.count) {
@@ -401,8 +583,23 @@ func (a *app) poll(ctx context.Context, cmd *cobra.Command, args []string, f pol
 			}
 			return err
 		}
+		if out == nil && !p.json && !headerPrinted {
+			if _, err := io.WriteString(p.w, pollHeaderRow(f.showHeaders)); err != nil {
+				return err
+			}
+			headerPrinted = true
+		}
 		for i := range polled.Messages {
-			if err := a.printMessage(p, &polled.Messages[i]); err != nil {
+			m := &polled.Messages[i]
+			if out != nil {
+				if _, err := out.Write(m.Payload); err != nil {
+					return fmt.Errorf("--output-file: %w", err)
+				}
+				written.Messages++
+				written.Bytes += uint64(len(m.Payload))
+				continue
+			}
+			if err := a.printMessage(p, m, f.showHeaders); err != nil {
 				return err
 			}
 		}

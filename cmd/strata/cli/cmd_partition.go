@@ -4,19 +4,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 func newPartitionCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "partition",
-		Short: "Add or remove partitions of a topic",
+		Use:     "partition",
+		Aliases: []string{"p", "partitions"},
+		Short:   "Add or remove partitions of a topic",
 		Long: `  strata partition create orders eu --count 2   # adds 2 partitions
   strata partition delete orders eu --count 1   # removes the highest-numbered one`,
 	}
 	for _, create := range []bool{true, false} {
 		var count uint32
 		c := &cobra.Command{
-			Args: cobra.ExactArgs(2),
+			Args:        cobra.ExactArgs(2),
+			Annotations: argsAre("stream topic"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				stream, topic := client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1])
 				if create {
@@ -30,9 +33,9 @@ func newPartitionCommand(a *app) *cobra.Command {
 			},
 		}
 		if create {
-			c.Use, c.Short = "create STREAM TOPIC", "Add partitions to a topic"
+			c.Use, c.Short, c.Aliases = "create STREAM TOPIC", "Add partitions to a topic", aliasesCreate
 		} else {
-			c.Use, c.Short = "delete STREAM TOPIC", "Remove the highest-numbered partitions of a topic"
+			c.Use, c.Short, c.Aliases = "delete STREAM TOPIC", "Remove the highest-numbered partitions of a topic", aliasesDelete
 		}
 		c.Flags().Uint32Var(&count, "count", 1, "number of partitions (1..1000)")
 		cmd.AddCommand(c)
@@ -41,11 +44,13 @@ func newPartitionCommand(a *app) *cobra.Command {
 }
 
 func newSegmentCommand(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "segment", Short: "Manage the segments of a partition"}
+	cmd := &cobra.Command{Use: "segment", Aliases: []string{"seg", "segments"}, Short: "Manage the segments of a partition"}
 	var count uint32
 	del := &cobra.Command{
-		Use:   "delete STREAM TOPIC PARTITION",
-		Short: "Delete the oldest sealed segments of a partition",
+		Use:         "delete STREAM TOPIC PARTITION",
+		Aliases:     aliasesDelete,
+		Short:       "Delete the oldest sealed segments of a partition",
+		Annotations: argsAre("stream topic partition"),
 		Long: `Deletes the --count oldest sealed segments of a partition; the active
 segment is never deleted.
 
@@ -73,8 +78,9 @@ func consumerFlag(s string) client.Consumer {
 
 func newOffsetCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "offset",
-		Short: "Get, store or delete a consumer's offset",
+		Use:     "offset",
+		Aliases: []string{"o", "offsets", "consumer-offset"},
+		Short:   "Get, store or delete a consumer's offset",
 		Long: `The stored offset is the last message the consumer has processed; polling
 with --next resumes after it.
 
@@ -87,12 +93,14 @@ with --next resumes after it.
 	addFlags := func(c *cobra.Command) *cobra.Command {
 		c.Flags().StringVar(&consumer, "consumer", "0", "consumer id or name")
 		c.Flags().Uint32Var(&partition, "partition", 0, "partition id")
+		c.Annotations = map[string]string{argsAnnotation: "stream topic", "strata.partition": "always"}
 		return c
 	}
 	cmd.AddCommand(addFlags(&cobra.Command{
-		Use:   "get STREAM TOPIC",
-		Short: "Show a consumer's stored offset",
-		Args:  cobra.ExactArgs(2),
+		Use:     "get STREAM TOPIC",
+		Aliases: aliasesGet,
+		Short:   "Show a consumer's stored offset",
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -101,15 +109,16 @@ with --next resumes after it.
 			o, err := c.GetConsumerOffset(cmd.Context(), consumerFlag(consumer), client.ParseIdentifier(args[0]),
 				client.ParseIdentifier(args[1]), partition)
 			if err != nil {
-				return notFoundAs(err, "offset of consumer %s in partition %d", consumer, partition)
+				return notFoundAs(err, wire.ErrConsumerOffsetNotFound, "offset of consumer %s in partition %d", consumer, partition)
 			}
 			return a.printer().object(o, []field{{"partition", o.PartitionID},
 				{"stored offset", o.StoredOffset}, {"current offset", o.CurrentOffset}})
 		},
 	}), addFlags(&cobra.Command{
-		Use:   "store STREAM TOPIC OFFSET",
-		Short: "Store a consumer's offset",
-		Args:  cobra.ExactArgs(3),
+		Use:     "store STREAM TOPIC OFFSET",
+		Aliases: []string{"s", "set", "commit"},
+		Short:   "Store a consumer's offset",
+		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			offset, err := parseU64("OFFSET", args[2])
 			if err != nil {
@@ -121,9 +130,10 @@ with --next resumes after it.
 			}, "stored offset "+args[2]+" for consumer "+consumer+" in partition "+u32(partition))
 		},
 	}), addFlags(&cobra.Command{
-		Use:   "delete STREAM TOPIC",
-		Short: "Delete a consumer's stored offset",
-		Args:  cobra.ExactArgs(2),
+		Use:     "delete STREAM TOPIC",
+		Aliases: aliasesDelete,
+		Short:   "Delete a consumer's stored offset",
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.DeleteConsumerOffset(cmd.Context(), consumerFlag(consumer), client.ParseIdentifier(args[0]),

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -101,7 +100,7 @@ func userIDText(id uint32) string {
 }
 
 func (a *app) printClientDetails(d *client.ClientDetails) error {
-	return a.printer().object(d, []field{
+	return a.printer().object(toClientDetails(d), []field{
 		{"client id", d.ClientID}, {"user id", userIDText(d.UserID)},
 		{"transport", transportName(d.Transport)}, {"address", d.Address},
 		{"consumer groups", d.ConsumerGroupsCount},
@@ -122,7 +121,7 @@ func newStatsCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.printer().object(s, []field{
+			if err := a.printer().object(toStatsRecord(s), []field{
 				{"server version", s.ServerVersion}, {"process id", s.ProcessID},
 				{"hostname", s.Hostname}, {"os", s.OSName + " " + s.OSVersion},
 				{"started", micros(s.StartTime)}, {"run time", time.Duration(s.RunTime) * time.Microsecond},
@@ -156,11 +155,12 @@ func printFenced(p *printer, list []client.FencedPartition) error {
 }
 
 func newClientCommand(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "client", Short: "Inspect connected clients"}
+	cmd := &cobra.Command{Use: "client", Aliases: []string{"c", "clients"}, Short: "Inspect connected clients"}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "list",
-		Short: "List connected clients",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Aliases: aliasesList,
+		Short:   "List connected clients",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -170,14 +170,23 @@ func newClientCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), list, []string{"ID", "USER", "TRANSPORT", "ADDRESS", "GROUPS"}, func(ci client.ClientInfo) []string {
-				return []string{u32(ci.ClientID), userIDText(ci.UserID), transportName(ci.Transport), ci.Address, u32(ci.ConsumerGroupsCount)}
+			records := make([]clientRecord, len(list))
+			for i := range list {
+				records[i] = toClientRecord(&list[i])
+			}
+			return printList(a.printer(), records, []string{"ID", "USER", "TRANSPORT", "ADDRESS", "GROUPS"}, func(ci clientRecord) []string {
+				user := "-"
+				if ci.UserID != nil {
+					user = fmt.Sprint(ci.UserID)
+				}
+				return []string{u32(ci.ClientID), user, ci.Transport, ci.Address, u32(ci.ConsumerGroupsCount)}
 			})
 		},
 	}, &cobra.Command{
-		Use:   "get CLIENT_ID",
-		Short: "Show one connected client",
-		Args:  cobra.ExactArgs(1),
+		Use:     "get CLIENT_ID",
+		Aliases: aliasesGet,
+		Short:   "Show one connected client",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseU32("CLIENT_ID", args[0])
 			if err != nil {
@@ -189,7 +198,7 @@ func newClientCommand(a *app) *cobra.Command {
 			}
 			d, err := c.GetClient(cmd.Context(), id)
 			if err != nil {
-				return notFoundAs(err, "client %d", id)
+				return notFoundAs(err, wire.ErrClientNotFound, "client %d", id)
 			}
 			return a.printClientDetails(d)
 		},
@@ -204,14 +213,6 @@ func parseU32(what, s string) (uint32, error) {
 		return 0, usagef("%s must be a number, got %q", what, s)
 	}
 	return uint32(n), nil
-}
-
-// notFoundAs names the missing object when a read found nothing.
-func notFoundAs(err error, format string, args ...any) error {
-	if errors.Is(err, client.ErrNotFound) {
-		return fmt.Errorf(format+" not found", args...)
-	}
-	return err
 }
 
 // parseU64 parses a numeric argument.

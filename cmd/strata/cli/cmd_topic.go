@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,8 +95,9 @@ func sizeOrText(s, word string) client.Value {
 
 func newTopicCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "topic",
-		Short: "Create, list, inspect, update, delete and purge topics",
+		Use:     "topic",
+		Aliases: []string{"t", "topics"},
+		Short:   "Create, list, inspect, update, delete and purge topics",
 		Long: `Topics live in a stream and hold partitions. STREAM and TOPIC are numeric ids
 or names.
 
@@ -113,9 +116,11 @@ data is on stable storage.`,
 	}
 	var create topicFlags
 	createCmd := &cobra.Command{
-		Use:   "create STREAM NAME",
-		Short: "Create a topic",
-		Args:  cobra.ExactArgs(2),
+		Use:         "create STREAM NAME",
+		Aliases:     aliasesCreate,
+		Short:       "Create a topic",
+		Args:        cobra.ExactArgs(2),
+		Annotations: argsAre("stream -"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := create.options(true)
 			if err != nil {
@@ -129,7 +134,7 @@ data is on stable storage.`,
 			if err != nil {
 				return err
 			}
-			return a.printer().message(t.Topic, "created topic "+t.Name+" with id "+u32(t.ID)+" and "+u32(t.PartitionsCount)+" partitions")
+			return a.printer().message(toTopicRecord(&t.Topic), "created topic "+t.Name+" with id "+u32(t.ID)+" and "+u32(t.PartitionsCount)+" partitions")
 		},
 	}
 	fs := createCmd.Flags()
@@ -141,9 +146,11 @@ data is on stable storage.`,
 
 	var update topicFlags
 	updateCmd := &cobra.Command{
-		Use:   "update STREAM TOPIC",
-		Short: "Rename a topic or change its expiry, size cap or compression",
-		Args:  cobra.ExactArgs(2),
+		Use:         "update STREAM TOPIC",
+		Aliases:     aliasesUpdate,
+		Short:       "Rename a topic or change its expiry, size cap or compression",
+		Args:        cobra.ExactArgs(2),
+		Annotations: argsAre("stream topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := update.options(false)
 			if err != nil {
@@ -158,7 +165,7 @@ data is on stable storage.`,
 			if name == "" {
 				t, err := c.GetTopic(cmd.Context(), stream, topic)
 				if err != nil {
-					return notFoundAs(err, "topic %s/%s", args[0], args[1])
+					return notFoundAs(err, byID(args[1], wire.ErrTopicIdNotFound, wire.ErrTopicNameNotFound), "topic %s of stream %s", args[1], args[0])
 				}
 				name = t.Name
 			}
@@ -173,9 +180,11 @@ data is on stable storage.`,
 	update.addShared(updateCmd.Flags())
 
 	cmd.AddCommand(createCmd, updateCmd, &cobra.Command{
-		Use:   "list STREAM",
-		Short: "List the topics of a stream",
-		Args:  cobra.ExactArgs(1),
+		Use:         "list STREAM",
+		Aliases:     aliasesList,
+		Short:       "List the topics of a stream",
+		Args:        cobra.ExactArgs(1),
+		Annotations: argsAre("stream"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -188,9 +197,11 @@ data is on stable storage.`,
 			return a.printTopics(list)
 		},
 	}, &cobra.Command{
-		Use:   "get STREAM TOPIC",
-		Short: "Show a topic and its partitions",
-		Args:  cobra.ExactArgs(2),
+		Use:         "get STREAM TOPIC",
+		Aliases:     aliasesGet,
+		Short:       "Show a topic and its partitions",
+		Args:        cobra.ExactArgs(2),
+		Annotations: argsAre("stream topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -198,11 +209,11 @@ data is on stable storage.`,
 			}
 			t, err := c.GetTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
 			if err != nil {
-				return notFoundAs(err, "topic %s/%s", args[0], args[1])
+				return notFoundAs(err, byID(args[1], wire.ErrTopicIdNotFound, wire.ErrTopicNameNotFound), "topic %s of stream %s", args[1], args[0])
 			}
-			view := topicView(t, fencedOf(cmd, c, client.ParseIdentifier(args[0]), t.ID))
+			rec := toTopicDetails(t, fencedOf(cmd, c, client.ParseIdentifier(args[0]), t.ID))
 			if a.output == "json" {
-				return a.printer().jsonLine(view)
+				return a.printer().jsonLine(rec)
 			}
 			if err := a.printer().object(t, topicFields(&t.Topic)); err != nil {
 				return err
@@ -210,8 +221,8 @@ data is on stable storage.`,
 			if _, err := cmd.OutOrStdout().Write([]byte("\n")); err != nil {
 				return err
 			}
-			return printList(a.printer(), view.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE", "STATE"}, func(p partitionView) []string {
-				state := "ok"
+			return printList(a.printer(), rec.Partitions, []string{"PARTITION", "CURRENT OFFSET", "MESSAGES", "SEGMENTS", "SIZE", "STATE"}, func(p partitionRecord) []string {
+				state := p.State
 				if p.Fenced != nil {
 					state = "fenced: serves offsets below " + u64(p.Fenced.ServedBelow)
 				}
@@ -219,18 +230,22 @@ data is on stable storage.`,
 			})
 		},
 	}, &cobra.Command{
-		Use:   "delete STREAM TOPIC",
-		Short: "Delete a topic and its messages",
-		Args:  cobra.ExactArgs(2),
+		Use:         "delete STREAM TOPIC",
+		Aliases:     aliasesDelete,
+		Short:       "Delete a topic and its messages",
+		Args:        cobra.ExactArgs(2),
+		Annotations: argsAre("stream topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.DeleteTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
 			}, "deleted topic "+args[1])
 		},
 	}, &cobra.Command{
-		Use:   "purge STREAM TOPIC",
-		Short: "Delete every message of a topic (partitions restart at offset 0)",
-		Args:  cobra.ExactArgs(2),
+		Use:         "purge STREAM TOPIC",
+		Aliases:     aliasesPurge,
+		Short:       "Delete every message of a topic (partitions restart at offset 0)",
+		Args:        cobra.ExactArgs(2),
+		Annotations: argsAre("stream topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.PurgeTopic(cmd.Context(), client.ParseIdentifier(args[0]), client.ParseIdentifier(args[1]))
@@ -261,7 +276,7 @@ func compressionName(c uint8) string {
 func optionsText(o client.Options) string {
 	parts := make([]string, len(o))
 	for i, e := range o {
-		parts[i] = e.Key + "=" + e.Value.String()
+		parts[i] = e.Key + "=" + optionValue(e.Key, e.Value)
 	}
 	return strings.Join(parts, " ")
 }
@@ -281,39 +296,41 @@ func topicFields(t *client.Topic) []field {
 	return f
 }
 
-func (a *app) printTopics(list []client.Topic) error {
-	return printList(a.printer(), list, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, func(t client.Topic) []string {
+func (a *app) printTopics(topics []client.Topic) error {
+	list := make([]topicRecord, len(topics))
+	for i := range topics {
+		list[i] = toTopicRecord(&topics[i])
+	}
+	return printList(a.printer(), list, []string{"ID", "NAME", "PARTITIONS", "MESSAGES", "SIZE", "EXPIRY", "OPTIONS"}, func(t topicRecord) []string {
 		return []string{u32(t.ID), t.Name, u32(t.PartitionsCount), u64(t.MessagesCount), bytesText(t.SizeBytes),
-			maxText(t.MessageExpiry, "never", microsDuration), optionsText(t.Options)}
+			quantityText(t.MessageExpiry, microsDuration), mapText(t.Options)}
 	})
 }
 
-// partitionView is a partition as `topic get` shows it: the record and,
-// when the partition is fenced, its fence.
-type partitionView struct {
-	client.Partition
-	Fenced *client.FencedPartition `json:"fenced,omitempty"`
-}
-
-// topicDetailsView is TopicDetails with partitionViews.
-type topicDetailsView struct {
-	client.Topic
-	Partitions []partitionView `json:"partitions"`
-}
-
-// topicView joins a topic's partitions with the fences of fenced.
-func topicView(t *client.TopicDetails, fenced []client.FencedPartition) topicDetailsView {
-	out := topicDetailsView{Topic: t.Topic, Partitions: make([]partitionView, 0, len(t.Partitions))}
-	for _, p := range t.Partitions {
-		v := partitionView{Partition: p}
-		for i := range fenced {
-			if fenced[i].PartitionID == p.ID {
-				v.Fenced = &fenced[i]
-			}
-		}
-		out.Partitions = append(out.Partitions, v)
+// quantityText renders a record quantity for a table: a sentinel name in
+// words, a number with render.
+func quantityText(v any, render func(uint64) string) string {
+	switch q := v.(type) {
+	case uint64:
+		return render(q)
+	case string:
+		return strings.ReplaceAll(q, "_", " ")
 	}
-	return out
+	return fmt.Sprint(v)
+}
+
+// mapText renders options as sorted key=value pairs.
+func mapText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
 }
 
 // fencedOf returns the fenced partitions of topic topicID of stream.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // permissionFlags builds a permission set from --global and --json.
@@ -72,8 +73,9 @@ func parseStatus(s string) (uint8, error) {
 
 func newUserCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "user",
-		Short: "Manage users and their permissions",
+		Use:     "user",
+		Aliases: []string{"u", "users"},
+		Short:   "Manage users and their permissions",
 		Long: `USER is a numeric id or a username.
 
   strata user create alice s3cret --global read_streams,poll_messages
@@ -88,9 +90,10 @@ func newUserCommand(a *app) *cobra.Command {
 	var createPerms permissionFlags
 	var inactive bool
 	create := &cobra.Command{
-		Use:   "create USERNAME PASSWORD",
-		Short: "Create a user",
-		Args:  cobra.ExactArgs(2),
+		Use:     "create USERNAME PASSWORD",
+		Aliases: aliasesCreate,
+		Short:   "Create a user",
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			perms, err := createPerms.build()
 			if err != nil {
@@ -108,7 +111,7 @@ func newUserCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().message(u, "created user "+u.Username+" with id "+u32(u.ID))
+			return a.printer().message(toUserDetails(u), "created user "+u.Username+" with id "+u32(u.ID))
 		},
 	}
 	createPerms.add(create.Flags())
@@ -116,9 +119,11 @@ func newUserCommand(a *app) *cobra.Command {
 
 	var newName, status string
 	update := &cobra.Command{
-		Use:   "update USER",
-		Short: "Rename a user or change its status",
-		Args:  cobra.ExactArgs(1),
+		Use:         "update USER",
+		Aliases:     aliasesUpdate,
+		Short:       "Rename a user or change its status",
+		Args:        cobra.ExactArgs(1),
+		Annotations: argsAre("user"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var upd client.UserUpdate
 			if newName != "" {
@@ -145,9 +150,11 @@ func newUserCommand(a *app) *cobra.Command {
 	var perms permissionFlags
 	var none bool
 	permissions := &cobra.Command{
-		Use:   "permissions USER",
-		Short: "Replace a user's permissions",
-		Args:  cobra.ExactArgs(1),
+		Use:         "permissions USER",
+		Aliases:     []string{"perm", "perms"},
+		Short:       "Replace a user's permissions",
+		Args:        cobra.ExactArgs(1),
+		Annotations: argsAre("user"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := perms.build()
 			if err != nil {
@@ -168,9 +175,10 @@ func newUserCommand(a *app) *cobra.Command {
 	permissions.Flags().BoolVar(&none, "none", false, "remove every permission")
 
 	cmd.AddCommand(create, update, permissions, &cobra.Command{
-		Use:   "list",
-		Short: "List users",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Aliases: aliasesList,
+		Short:   "List users",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -180,14 +188,20 @@ func newUserCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), list, []string{"ID", "USERNAME", "STATUS", "CREATED"}, func(u client.User) []string {
-				return []string{u32(u.ID), u.Username, statusName(u.Status), micros(u.CreatedAt)}
+			records := make([]userRecord, len(list))
+			for i := range list {
+				records[i] = toUserRecord(&list[i])
+			}
+			return printList(a.printer(), records, []string{"ID", "USERNAME", "STATUS", "CREATED"}, func(u userRecord) []string {
+				return []string{u32(u.ID), u.Username, u.Status, micros(u.CreatedAt)}
 			})
 		},
 	}, &cobra.Command{
-		Use:   "get USER",
-		Short: "Show a user and its permissions",
-		Args:  cobra.ExactArgs(1),
+		Use:         "get USER",
+		Aliases:     aliasesGet,
+		Short:       "Show a user and its permissions",
+		Args:        cobra.ExactArgs(1),
+		Annotations: argsAre("user"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -195,7 +209,7 @@ func newUserCommand(a *app) *cobra.Command {
 			}
 			u, err := c.GetUser(cmd.Context(), client.ParseIdentifier(args[0]))
 			if err != nil {
-				return notFoundAs(err, "user %s", args[0])
+				return notFoundAs(err, wire.ErrResourceNotFound, "user %s", args[0])
 			}
 			permText := "none"
 			if u.Permissions != nil {
@@ -205,22 +219,26 @@ func newUserCommand(a *app) *cobra.Command {
 				}
 				permText = string(b)
 			}
-			return a.printer().object(u, []field{{"id", u.ID}, {"username", u.Username},
+			return a.printer().object(toUserDetails(u), []field{{"id", u.ID}, {"username", u.Username},
 				{"status", statusName(u.Status)}, {"created", micros(u.CreatedAt)}, {"permissions", permText}})
 		},
 	}, &cobra.Command{
-		Use:   "delete USER",
-		Short: "Delete a user",
-		Args:  cobra.ExactArgs(1),
+		Use:         "delete USER",
+		Aliases:     aliasesDelete,
+		Short:       "Delete a user",
+		Args:        cobra.ExactArgs(1),
+		Annotations: argsAre("user"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.DeleteUser(cmd.Context(), client.ParseIdentifier(args[0]))
 			}, "deleted user "+args[0])
 		},
 	}, &cobra.Command{
-		Use:   "password USER CURRENT_PASSWORD NEW_PASSWORD",
-		Short: "Change a user's password",
-		Args:  cobra.ExactArgs(3),
+		Use:         "password USER CURRENT_PASSWORD NEW_PASSWORD",
+		Aliases:     []string{"pwd", "passwd"},
+		Short:       "Change a user's password",
+		Args:        cobra.ExactArgs(3),
+		Annotations: argsAre("user"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.ChangePassword(cmd.Context(), client.ParseIdentifier(args[0]), args[1], args[2])
@@ -238,8 +256,9 @@ type createdToken struct {
 
 func newPATCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "pat",
-		Short: "Manage your personal access tokens",
+		Use:     "pat",
+		Aliases: []string{"token", "tokens"},
+		Short:   "Manage your personal access tokens",
 		Long: `Personal access tokens log in without a password (--token or STRATA_TOKEN).
 The raw token is printed once, at creation.
 
@@ -249,9 +268,10 @@ The raw token is printed once, at creation.
 	}
 	var expiry string
 	create := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Create a token and print it",
-		Args:  cobra.ExactArgs(1),
+		Use:     "create NAME",
+		Aliases: aliasesCreate,
+		Short:   "Create a token and print it",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			expiryMicros, err := patExpiry(expiry)
 			if err != nil {
@@ -270,9 +290,10 @@ The raw token is printed once, at creation.
 	}
 	create.Flags().StringVar(&expiry, "expiry", "", `lifetime such as "30 days" or "720h" (empty, 0 or never: never expires)`)
 	cmd.AddCommand(create, &cobra.Command{
-		Use:   "list",
-		Short: "List your tokens",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Aliases: aliasesList,
+		Short:   "List your tokens",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.connect(cmd.Context())
 			if err != nil {
@@ -282,18 +303,23 @@ The raw token is printed once, at creation.
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), list, []string{"NAME", "EXPIRES"}, func(p client.PersonalAccessToken) []string {
+			records := make([]tokenRecord, len(list))
+			for i, p := range list {
+				records[i] = tokenRecord{Name: p.Name, ExpiryAt: timestampOrNull(p.ExpiryAt)}
+			}
+			return printList(a.printer(), records, []string{"NAME", "EXPIRES"}, func(p tokenRecord) []string {
 				exp := "never"
-				if p.ExpiryAt != 0 {
-					exp = micros(p.ExpiryAt)
+				if at, ok := p.ExpiryAt.(uint64); ok {
+					exp = micros(at)
 				}
 				return []string{p.Name, exp}
 			})
 		},
 	}, &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a token",
-		Args:  cobra.ExactArgs(1),
+		Use:     "delete NAME",
+		Aliases: aliasesDelete,
+		Short:   "Delete a token",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.simple(cmd, func(c *client.Client) error {
 				return c.DeletePersonalAccessToken(cmd.Context(), args[0])
