@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/stratabroker/strata/net/units"
+	"github.com/stratabroker/strata/server/config"
 )
 
 // envPrefix starts every runtime-config environment override:
@@ -74,21 +78,25 @@ type PluginsRunConfig struct {
 	CallTimeout Duration `toml:"call_timeout" json:"call_timeout"`
 }
 
-// Duration is a time.Duration read from TOML as "5s", "100ms".
+// Duration is a time.Duration read from TOML or the environment as "5s",
+// "100 ms", "1h 30m" by net/units, the parser of the server's config,
+// the CLI and the HTTP API.
 type Duration struct{ time.Duration }
 
-// UnmarshalText parses a Go duration string.
+// UnmarshalText parses a duration with units.ParseDuration.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := units.ParseDuration(string(b))
 	if err != nil {
 		return err
 	}
-	d.Duration = v
+	d.Duration = time.Duration(v)
 	return nil
 }
 
-// MarshalText formats the duration.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+// MarshalText formats the duration so that it reads back exactly.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(units.FormatDuration(units.Duration(d.Duration))), nil
+}
 
 // DefaultRuntimeConfig is the configuration with no file and no overrides.
 func DefaultRuntimeConfig() RuntimeConfig {
@@ -121,10 +129,90 @@ func LoadRuntimeConfig(path string, environ []string) (RuntimeConfig, error) {
 			return cfg, fmt.Errorf("%w: %s: unknown key %s", ErrConfig, path, un[0])
 		}
 	}
+	if err := checkEnvNames(environ); err != nil {
+		return cfg, err
+	}
 	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), envPrefix, environ); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.validate()
+}
+
+// EnvConfigPath names the runtime config file when --config is not given.
+const EnvConfigPath = envPrefix + "CONFIG_PATH"
+
+// RuntimeEnvNames lists the variable of every runtime setting, and
+// EnvConfigPath.
+func RuntimeEnvNames() []string {
+	names := []string{EnvConfigPath}
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name := f.Tag.Get("toml")
+			if name == "" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Duration{}) {
+				walk(f.Type, prefix+strings.ToUpper(name)+"_")
+				continue
+			}
+			names = append(names, prefix+strings.ToUpper(name))
+		}
+	}
+	walk(reflect.TypeOf(RuntimeConfig{}), envPrefix)
+	return names
+}
+
+// IsEnvName reports whether name is a variable strata-connect reads: a
+// runtime setting (RuntimeEnvNames) or a per-connector override
+// (STRATA_CONNECTORS_{SOURCE|SINK}_{KEY}_ENABLED or
+// ..._{KEY}_PLUGIN_CONFIG_{FIELD}).
+func IsEnvName(name string) bool {
+	if slices.Contains(RuntimeEnvNames(), name) {
+		return true
+	}
+	_, _, ok := connectorVariable(name)
+	return ok
+}
+
+// connectorVariable splits a per-connector override into its kind and
+// the rest ({KEY}_ENABLED or {KEY}_PLUGIN_CONFIG_{FIELD}); ok is false
+// when name is not one.
+func connectorVariable(name string) (kind, rest string, ok bool) {
+	for _, k := range []string{KindSource, KindSink} {
+		if r, found := strings.CutPrefix(name, envPrefix+strings.ToUpper(k)+"_"); found {
+			kind, rest = k, r
+		}
+	}
+	if kind == "" {
+		return "", "", false
+	}
+	if key, found := strings.CutSuffix(rest, "_ENABLED"); found && key != "" {
+		return kind, rest, true
+	}
+	if i := strings.Index(rest, "_PLUGIN_CONFIG_"); i > 0 && len(rest) > i+len("_PLUGIN_CONFIG_") {
+		return kind, rest, true
+	}
+	return "", "", false
+}
+
+// checkEnvNames refuses a STRATA_CONNECTORS_ variable strata-connect does
+// not read (a misspelt override must not pass for a default), naming the
+// nearest one.
+func checkEnvNames(environ []string) error {
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) || IsEnvName(name) {
+			continue
+		}
+		if strings.HasPrefix(name, envPrefix+"SOURCE_") || strings.HasPrefix(name, envPrefix+"SINK_") {
+			return fmt.Errorf("%w: %s names no setting: a connector's variables are %sSOURCE_{KEY}_ENABLED, %sSINK_{KEY}_ENABLED and ..._{KEY}_PLUGIN_CONFIG_{FIELD}",
+				ErrConfig, name, envPrefix, envPrefix)
+		}
+		return fmt.Errorf("%w: %s names no setting; did you mean %s?", ErrConfig, name, config.NearestName(name, RuntimeEnvNames()))
+	}
+	return nil
 }
 
 func (c *RuntimeConfig) validate() error {
@@ -224,4 +312,29 @@ func setField(fv reflect.Value, raw string) error {
 		return fmt.Errorf("cannot set a %s from the environment", fv.Kind())
 	}
 	return nil
+}
+
+// unmatchedConnectorVariables lists the per-connector variables of
+// environ whose key is no connector of entries (connectors may appear
+// later, so the runtime warns about them rather than stopping).
+func unmatchedConnectorVariables(environ []string, entries []ConfigEntry) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		kind, rest, ok := connectorVariable(name)
+		if !ok {
+			continue
+		}
+		matched := false
+		for _, e := range entries {
+			if e.Kind == kind && strings.HasPrefix(rest, strings.ToUpper(e.Key)+"_") {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, name)
+		}
+	}
+	return out
 }

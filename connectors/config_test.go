@@ -39,6 +39,64 @@ func TestRuntimeConfigEnvOverrides(t *testing.T) {
 	}
 }
 
+// TestRuntimeConfigUnits: durations are read by net/units, as in the
+// server's config ("10 s" was refused here while the server's default
+// config writes "30 s").
+func TestRuntimeConfigUnits(t *testing.T) {
+	for text, want := range map[string]time.Duration{"10 s": 10 * time.Second, "10s": 10 * time.Second, "1.5s": 1500 * time.Millisecond,
+		"2 min": 2 * time.Minute, "1m 30s": 90 * time.Second, "500 ms": 500 * time.Millisecond} {
+		cfg, err := LoadRuntimeConfig("", []string{"STRATA_CONNECTORS_SHUTDOWN_TIMEOUT=" + text, "STRATA_CONNECTORS_PLUGINS_CALL_TIMEOUT=" + text})
+		if err != nil || cfg.Shutdown.Timeout.Duration != want || cfg.Plugins.CallTimeout.Duration != want {
+			t.Errorf("%q: %+v %v; want %v", text, cfg.Shutdown, err, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "connect.toml")
+	write(t, filepath.Dir(path), "connect.toml", "[connectors]\npoll_interval = \"2 s\"\n[shutdown]\ntimeout = \"1 min\"\n")
+	cfg, err := LoadRuntimeConfig(path, nil)
+	if err != nil || cfg.Connectors.PollInterval.Duration != 2*time.Second || cfg.Shutdown.Timeout.Duration != time.Minute {
+		t.Fatalf("file: %+v %v", cfg, err)
+	}
+	if _, err := LoadRuntimeConfig("", []string{"STRATA_CONNECTORS_SHUTDOWN_TIMEOUT=10 S"}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "case-sensitive") {
+		t.Fatalf("10 S: %v", err)
+	}
+}
+
+// TestUnknownVariablesAreErrors: a STRATA_CONNECTORS_ variable
+// strata-connect does not read stops it, naming the nearest setting
+// (such typos used to run the runtime on its defaults).
+func TestUnknownVariablesAreErrors(t *testing.T) {
+	for env, want := range map[string]string{
+		"STRATA_CONNECTORS_STRATA_ADRESS=x":         "STRATA_CONNECTORS_STRATA_ADRESS names no setting; did you mean STRATA_CONNECTORS_STRATA_ADDRESS?",
+		"STRATA_CONNECTORS_HTTP_ENABLE=false":       "did you mean STRATA_CONNECTORS_HTTP_ENABLED?",
+		"STRATA_CONNECTORS_SHUTDOWN_TIMOUT=1s":      "did you mean STRATA_CONNECTORS_SHUTDOWN_TIMEOUT?",
+		"STRATA_CONNECTORS_CONFIG_PAHT=x":           "did you mean STRATA_CONNECTORS_CONFIG_PATH?",
+		"STRATA_CONNECTORS_SINK_PG_ENABLE=false":    "a connector's variables are",
+		"STRATA_CONNECTORS_SOURCE_PG_PLUGIN_CONF=x": "a connector's variables are",
+		"STRATA_CONNECTORS_SINK__ENABLED=false":     "a connector's variables are",
+	} {
+		_, err := LoadRuntimeConfig("", []string{env})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %q", env, err, want)
+		}
+	}
+	ok := []string{"STRATA_CONNECTORS_CONFIG_PATH=x", "STRATA_CONNECTORS_SINK_PG_ENABLED=false", "STRATA_CONNECTORS_SINK_MY_PG_ENABLED=true",
+		"STRATA_CONNECTORS_SOURCE_PG_PLUGIN_CONFIG_CONNECTION_STRING=postgres://x", "STRATA_TCP_ADDRESS=x", "STRATA_CONNECTORSX=1"}
+	if _, err := LoadRuntimeConfig("", ok); err != nil {
+		t.Fatalf("valid variables refused: %v", err)
+	}
+	for _, name := range RuntimeEnvNames() {
+		if !IsEnvName(name) || !strings.HasPrefix(name, envPrefix) {
+			t.Errorf("%s", name)
+		}
+	}
+	entries := []ConfigEntry{{Kind: KindSink, Key: "my_pg"}, {Kind: KindSource, Key: "random"}}
+	unmatched := unmatchedConnectorVariables([]string{"STRATA_CONNECTORS_SINK_MY_PG_ENABLED=false", "STRATA_CONNECTORS_SOURCE_RANDOM_PLUGIN_CONFIG_X=1",
+		"STRATA_CONNECTORS_SINK_RANDOM_ENABLED=false", "STRATA_CONNECTORS_SINK_PG_ENABLED=false"}, entries)
+	if strings.Join(unmatched, ",") != "STRATA_CONNECTORS_SINK_RANDOM_ENABLED,STRATA_CONNECTORS_SINK_PG_ENABLED" {
+		t.Fatalf("unmatched: %v", unmatched)
+	}
+}
+
 func TestRuntimeConfigErrorsAreClear(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]struct {

@@ -138,12 +138,12 @@ path = %q
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`strata_connector_errors_total{connector_key="ext",connector_type="sink"}`,
-		`strata_connector_messages_sent_total{connector_key="gen",connector_type="source"} 400`,
-		`strata_connector_messages_processed_total{connector_key="archive",connector_type="sink"} 400`,
-		`strata_connector_stage_duration_seconds_count{connector_key="archive",connector_type="sink",stage="plugin"}`,
+		`strata_connectors_errors_total{connector_key="ext",connector_type="sink"}`,
+		`strata_connectors_messages_sent_total{connector_key="gen",connector_type="source"} 400`,
+		`strata_connectors_messages_processed_total{connector_key="archive",connector_type="sink"} 400`,
+		`strata_connectors_stage_duration_seconds_count{connector_key="archive",connector_type="sink",stage="plugin"}`,
 		`strata_connectors_sinks_running 2`,
-		`strata_connectors_sources_total 1`,
+		`strata_connectors_sources 1`,
 	} {
 		if !strings.Contains(string(metrics), want) {
 			t.Fatalf("/metrics lacks %s:\n%s", want, metrics)

@@ -16,7 +16,7 @@ import (
 
 // testPluginEnv makes the test binary act as an external plugin: "hang"
 // never answers Consume, "crash" exits in Consume, "ok" accepts.
-const testPluginEnv = "STRATA_CONNECTORS_TEST_PLUGIN"
+const testPluginEnv = "STRATA_TEST_CONNECTORS_PLUGIN"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(testPluginEnv); mode != "" {

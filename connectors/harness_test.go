@@ -106,17 +106,18 @@ type runtimeEnv struct {
 }
 
 // startRuntime starts a runtime against addr with configs in configDir and
-// state in stateDir, the API on a kernel-chosen port.
-func startRuntime(t *testing.T, addr, configDir, stateDir string) *runtimeEnv {
+// state in stateDir, the API on a kernel-chosen port; env adds
+// STRATA_CONNECTORS_ overrides.
+func startRuntime(t *testing.T, addr, configDir, stateDir string, overrides ...string) *runtimeEnv {
 	t.Helper()
-	cfg, err := connectors.LoadRuntimeConfig("", []string{
+	cfg, err := connectors.LoadRuntimeConfig("", append([]string{
 		"STRATA_CONNECTORS_STRATA_ADDRESS=" + addr,
 		"STRATA_CONNECTORS_STATE_PATH=" + stateDir,
 		"STRATA_CONNECTORS_CONNECTORS_CONFIG_DIR=" + configDir,
 		"STRATA_CONNECTORS_CONNECTORS_POLL_INTERVAL=0s",
 		"STRATA_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0",
 		"STRATA_CONNECTORS_PLUGINS_CALL_TIMEOUT=10s",
-	})
+	}, overrides...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,11 +150,25 @@ topics = ["mixed"]
 	}
 }
 
-// TestSourceRetriesSameBatch starts a source whose topic does not exist
-// yet: sends fail and are retried with the same batch pending; once the
-// topic exists every message arrives exactly once, in order.
+// TestSourceRetriesSameBatch starts a source whose user may not send yet:
+// sends are refused and retried with the same batch pending; once the
+// permission is granted every message arrives exactly once, in order. (A
+// missing topic is no longer retried: TestSourceWithoutItsTopicFails.)
 func TestSourceRetriesSameBatch(t *testing.T) {
 	addr := startBroker(t)
+	createTopic(t, addr, "late", "t", 1)
+	ctx := context.Background()
+	cl, err := client.Dial(ctx, addr, client.WithCredentials("iggy", "iggy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// The source's user may read the topic but not send to it yet: its
+	// sends are refused until the permission comes.
+	readOnly := &client.Permissions{Global: client.GlobalPermissions{ReadStreams: true, ReadTopics: true}}
+	if _, err := cl.CreateUser(ctx, "producer", "producer-pw", 1, readOnly); err != nil {
+		t.Fatal(err)
+	}
 	configDir := t.TempDir()
 	writeFile(t, configDir, "gen_source.toml", `plugin = "random"
 [[streams]]
@@ -164,24 +178,22 @@ topic = "t"
 messages_per_batch = 9
 max_count = 90
 `)
-	env := startRuntime(t, addr, configDir, t.TempDir())
+	env := startRuntime(t, addr, configDir, t.TempDir(), "STRATA_CONNECTORS_STRATA_USERNAME=producer", "STRATA_CONNECTORS_STRATA_PASSWORD=producer-pw")
 	waitFor(t, "failed sends", func() bool {
 		var in connectors.ConnectorInfo
 		env.getJSON(t, "/sources/gen", &in)
 		return in.Counters.Errors >= 2
 	})
-	createTopic(t, addr, "late", "t", 1)
+	canSend := *readOnly
+	canSend.Global.SendMessages = true
+	if err := cl.UpdatePermissions(ctx, client.Named("producer"), &canSend); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "all sent", func() bool {
 		var in connectors.ConnectorInfo
 		env.getJSON(t, "/sources/gen", &in)
 		return in.Counters.Sent >= 90
 	})
-	ctx := context.Background()
-	cl, err := client.Dial(ctx, addr, client.WithCredentials("iggy", "iggy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	polled, err := cl.PollMessages(ctx, client.PollRequest{Consumer: client.IndividualConsumer(client.ID(1)),
 		Stream: client.Named("late"), Topic: client.Named("t"), Partition: 0, Strategy: client.PollFirst(), Count: 1000})
 	if err != nil {

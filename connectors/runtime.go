@@ -101,6 +101,9 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, name := range unmatchedConnectorVariables(r.environ, entries) {
+		r.log.Warn("environment variable names no configured connector", zap.String("variable", name))
+	}
 	for _, e := range entries {
 		c := r.addConnector(e)
 		c.start()

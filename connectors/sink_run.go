@@ -178,7 +178,7 @@ func (t *sinkTask) pollPartition(ctx context.Context, partition uint32) (int, bo
 	if err != nil {
 		if ctx.Err() == nil {
 			t.c.counters.Errors.add(1)
-			t.log.Warn("poll failed", zap.Uint32("partition", partition), zap.Error(err))
+			t.log.Warn("poll failed", zap.Uint32("partition_id", partition), zap.Error(err))
 		}
 		return 0, false
 	}
@@ -264,7 +264,7 @@ func (t *sinkTask) deliver(partition uint32, msgs []client.Message, atMostOnce b
 		}
 	}
 	t.c.observe(stageTotal, start)
-	batchLog(t.log, t.cfg.Verbose, "sink batch delivered", zap.Uint32("partition", partition),
+	batchLog(t.log, t.cfg.Verbose, "sink batch delivered", zap.Uint32("partition_id", partition),
 		zap.Int("messages", len(batch.Messages)), zap.Int("filtered", filtered), zap.Int("bad", bad))
 	return true
 }

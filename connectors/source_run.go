@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/connectors/plugin"
+	"github.com/stratabroker/strata/net/wire"
 )
 
 // Source path limits.
@@ -28,20 +29,39 @@ const (
 // batches and queues them, and a forwarder task that transforms, sends,
 // saves state and reports, batch by batch in order.
 type sourceRun struct {
-	c       *connector
-	id      uint32
-	cfg     *ConnectorConfig
-	stream  StreamConfig
-	schema  Schema
-	plugin  plugin.Source
-	store   *StateStore
-	client  *client.Client
-	log     *zap.Logger
-	queue   chan plugin.ProducedBatch
-	pollCtx context.Context
+	c      *connector
+	id     uint32
+	cfg    *ConnectorConfig
+	stream StreamConfig
+	schema Schema
+	plugin plugin.Source
+	store  *StateStore
+	client *client.Client
+	log    *zap.Logger
+	queue  chan plugin.ProducedBatch
+	// pollCtx is cancelled when the run stops (or fails): the poller
+	// returns and a send that fails is not retried.
+	pollCtx  context.Context
+	stopPoll context.CancelFunc
 	// sendCtx is cancelled only when the shutdown timeout expires, so a
-	// stop first lets queued batches drain.
+	// stop first lets queued batches that can be sent drain.
 	sendCtx context.Context
+}
+
+// missingDestination reports whether err says the stream, topic or
+// partition a source sends to does not exist: no retry can deliver the
+// batch until someone creates it, so the connector fails (status error,
+// naming it) instead of retrying for ever.
+func missingDestination(err error) bool {
+	if errors.Is(err, client.ErrNotFound) {
+		return true
+	}
+	switch client.CodeOf(err) {
+	case wire.ErrResourceNotFound, wire.ErrStreamIdNotFound, wire.ErrStreamNameNotFound,
+		wire.ErrTopicIdNotFound, wire.ErrTopicNameNotFound, wire.ErrPartitionNotFound:
+		return true
+	}
+	return false
 }
 
 // startSource opens the plugin, connects, and starts the tasks.
@@ -50,6 +70,22 @@ func (c *connector) startSource(ctx context.Context, cfg *ConnectorConfig, src p
 	if err != nil {
 		_ = src.Close(ctx)
 		return nil, fmt.Errorf("connect to %s: %w", c.rt.cfg.Strata.Address, err)
+	}
+	// The destination must exist (as a sink's must): a source started
+	// before its stream would only retry failing sends.
+	sc := cfg.Streams[0]
+	if _, err := cl.GetTopic(ctx, client.ParseIdentifier(sc.Stream), client.ParseIdentifier(sc.Topic)); err != nil {
+		_ = src.Close(ctx)
+		if errors.Is(err, client.ErrNotFound) {
+			switch _, serr := cl.GetStream(ctx, client.ParseIdentifier(sc.Stream)); {
+			case errors.Is(serr, client.ErrNotFound):
+				err = fmt.Errorf("stream %s does not exist: %w", sc.Stream, err)
+			case serr == nil:
+				err = fmt.Errorf("topic %s does not exist in stream %s: %w", sc.Topic, sc.Stream, err)
+			}
+		}
+		_ = cl.Close()
+		return nil, fmt.Errorf("producer for %s/%s: %w", sc.Stream, sc.Topic, err)
 	}
 	if err := src.Open(ctx, req); err != nil {
 		_ = src.Close(ctx)
@@ -60,7 +96,7 @@ func (c *connector) startSource(ctx context.Context, cfg *ConnectorConfig, src p
 	pollCtx, stopPoll := context.WithCancel(context.Background())
 	sendCtx, cancelSend := context.WithCancel(context.Background())
 	s := &sourceRun{c: c, id: req.ID, cfg: cfg, stream: cfg.Streams[0], schema: schema, plugin: src, store: store,
-		client: cl, log: log, queue: make(chan plugin.ProducedBatch, sourceQueueMax), pollCtx: pollCtx, sendCtx: sendCtx}
+		client: cl, log: log, queue: make(chan plugin.ProducedBatch, sourceQueueMax), pollCtx: pollCtx, stopPoll: stopPoll, sendCtx: sendCtx}
 	pollDone, fwdDone, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(pollDone)
@@ -207,7 +243,10 @@ func (s *sourceRun) forwardBatch(b plugin.ProducedBatch) bool {
 
 // send sends msgs in chunks of batch_length. A failed chunk is retried
 // with capped backoff; chunks already sent are never sent again. False
-// when cancelled.
+// when cancelled, when the run is stopping (a failing send is not retried
+// then: the batch is unsaved and comes again after a restart, and the
+// shutdown does not wait for a broker that refuses it), or when the
+// destination does not exist (the connector fails).
 func (s *sourceRun) send(msgs []client.Message) bool {
 	partitioning := client.Balanced()
 	if s.stream.PartitionID != nil {
@@ -222,10 +261,21 @@ func (s *sourceRun) send(msgs []client.Message) bool {
 			if err == nil {
 				break
 			}
+			if missingDestination(err) {
+				s.c.fail(s.id, fmt.Errorf("send to %s/%s: %w", s.stream.Stream, s.stream.Topic, err))
+				s.stopPoll()
+				return false
+			}
 			s.c.counters.Errors.add(1)
+			if s.pollCtx.Err() != nil {
+				s.log.Warn("send failed while stopping; the batch comes again after a restart", zap.Error(err))
+				return false
+			}
 			s.log.Warn("send failed, retrying the same batch", zap.Error(err), zap.Duration("backoff", backoff))
 			select {
 			case <-s.sendCtx.Done():
+				return false
+			case <-s.pollCtx.Done():
 				return false
 			case <-time.After(backoff):
 			}

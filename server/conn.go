@@ -209,7 +209,7 @@ func (s *Server) serveConn(nc net.Conn, transport uint8) {
 		s.releaseRequest(&frame)
 		c.keepScratch()
 		if err != nil {
-			s.log.Debug("write failed", zap.Uint32("connection", c.id), zap.Error(err))
+			s.log.Debug("write failed", zap.Uint32("connection_id", c.id), zap.Error(err))
 			return
 		}
 	}
@@ -224,7 +224,7 @@ func (s *Server) readEnded(c *connection, bound bool, err error) {
 		return
 	}
 	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errConnClosing) {
-		s.log.Debug("closing connection", zap.Uint32("connection", c.id), zap.String("address", c.address), zap.Error(err))
+		s.log.Debug("closing connection", zap.Uint32("connection_id", c.id), zap.String("address", c.address), zap.Error(err))
 	}
 }
 

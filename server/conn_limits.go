@@ -98,6 +98,13 @@ func (s *Server) newConnGuard() *connGuard {
 			Name: "strata_request_budget_waits_total", Help: "Requests whose reader waited for message_bus.in_flight_bytes_max.",
 		}, func() float64 { return float64(g.budget.waits.Load()) }),
 	)
+	// Every transport and limit has its series from the start, at 0, so a
+	// dashboard's rate() sees the first closure (deploy/grafana).
+	for _, transport := range []uint8{transportTCP, transportWebSocket, transportQUIC} {
+		for _, limit := range []string{limitConnectionsMax, limitUnauthenticatedSize, limitUnauthenticatedIdle, limitRequestRead, limitInFlightBytes} {
+			g.closed.WithLabelValues(transportName(transport), limit)
+		}
+	}
 	return g
 }
 

@@ -126,7 +126,7 @@ func TestFencedPartitionServesItsVerifiedPrefix(t *testing.T) {
 		t.Fatalf("GetTopic partition %+v, want current offset %d and %d messages", p, d.Offset-1, d.Offset)
 	}
 	// The metric.
-	if v := metricValues(t, ts2)["strata_partition_fenced,partition=0,stream=0,topic=0"]; v != 1 {
+	if v := metricValues(t, ts2)["strata_partition_fenced,partition_id=0,stream_id=0,topic_id=0"]; v != 1 {
 		t.Fatalf("strata_partition_fenced = %v, want 1", v)
 	}
 	// Nothing on disk was changed.

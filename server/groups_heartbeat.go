@@ -137,14 +137,14 @@ func (s *Server) evictStale(h connHeartbeat) {
 	s.meta.sessions.logout(client)
 	h.conn.unbind()
 	s.meta.mu.Unlock()
-	s.log.Info("evicted a stale consumer-group member", zap.Uint32("connection", h.conn.id), zap.String("address", h.conn.address))
+	s.log.Info("evicted a stale consumer-group member", zap.Uint32("connection_id", h.conn.id), zap.String("address", h.conn.address))
 	eviction := wire.EvictionHeader{Client: client, Reason: wire.EvictStaleClient}
 	var frame [wire.HeaderSize]byte
 	eviction.Encode(&frame)
 	if nc := h.conn.netConn; nc != nil {
 		_ = nc.SetWriteDeadline(time.Now().Add(evictionWriteTimeout))
 		if _, err := nc.Write(frame[:]); err != nil {
-			s.log.Debug("eviction write failed", zap.Uint32("connection", h.conn.id), zap.Error(err))
+			s.log.Debug("eviction write failed", zap.Uint32("connection_id", h.conn.id), zap.Error(err))
 		}
 	}
 	s.meta.mu.Lock()

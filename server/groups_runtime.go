@@ -140,11 +140,11 @@ func (s *Server) dropGroupOffsets(on *shard.Shard, streamID, topicID, groupID ui
 			w.detach()
 		})
 		if err != nil {
-			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Error(err))
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Error(err))
 			continue
 		}
 		if result := w.wait(); result.status != wire.ErrorCodeOK && result.status != wire.ErrConsumerOffsetNotFound {
-			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group", groupID), zap.Uint32("partition", id), zap.Uint32("status", uint32(result.status)), zap.Error(result.err))
+			s.log.Warn("dropping a deleted group's offset failed", zap.Uint32("group_id", groupID), zap.Uint32("partition_id", id), zap.Uint32("status", uint32(result.status)), zap.Error(result.err))
 		}
 	}
 	s.groups().forgetGroup(streamID, topicID, groupID)

@@ -63,7 +63,7 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	}
 	if !exists && !s.meta.sessions.admits(userID) {
 		// Full of other users' sessions: none of them is displaced.
-		s.log.Warn("login refused: the client table is full", zap.String("address", c.address), zap.Uint32("user", userID))
+		s.log.Warn("login refused: the client table is full", zap.String("address", c.address), zap.Uint32("user_id", userID))
 		return response{body: resultCode(wire.ErrTransientNotAccepted)}
 	}
 	op, _, err := s.meta.submitLocked(uint8(wire.OpRegister), encodeSessionOp(h.Client, userID))
@@ -71,7 +71,7 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		return response{body: resultCode(wire.ErrTransientNotCommitted)}
 	}
 	s.meta.sessions.register(h.Client, userID, op, c)
-	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user", userID), zap.Uint64("session", op))
+	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user_id", userID), zap.Uint64("session_id", op))
 	return response{body: registerReply(userID, op), op: op, commit: op}
 }
 

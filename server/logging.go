@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/stratabroker/strata/server/config"
+	"github.com/stratabroker/strata/server/logging"
 )
 
 // LogFileName is the server log's name under the logs directory.
@@ -24,7 +25,7 @@ const LogFileName = "strata-server.log"
 // {system.path}/{logging.path}/strata-server.log, the record. The returned
 // close function syncs and closes the file.
 func NewLogger(cfg *config.Config, console io.Writer) (*zap.Logger, func(), error) {
-	level, err := zapcore.ParseLevel(cfg.System.Logging.Level)
+	level, err := logging.ParseLevel(cfg.System.Logging.Level)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: system.logging.level: %v", config.ErrInvalid, err)
 	}
@@ -39,14 +40,11 @@ func NewLogger(cfg *config.Config, console io.Writer) (*zap.Logger, func(), erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log file: %w", err)
 	}
-	encoderConfig := zap.NewProductionEncoderConfig()
-	encoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	var encoder zapcore.Encoder
-	if cfg.System.Logging.Format == "json" {
-		encoder = zapcore.NewJSONEncoder(encoderConfig)
-	} else {
-		encoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
-		encoder = zapcore.NewConsoleEncoder(encoderConfig)
+	// The format every Strata program logs in (server/logging).
+	encoder, err := logging.NewEncoder(cfg.System.Logging.Format)
+	if err != nil {
+		_ = file.Close()
+		return nil, nil, fmt.Errorf("%w: system.logging.format: %v", config.ErrInvalid, err)
 	}
 	cores := []zapcore.Core{zapcore.NewCore(encoder, zapcore.AddSync(file), level)}
 	// zap reports its own write failures (a full disk under the log file)

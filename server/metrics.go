@@ -16,19 +16,20 @@ import (
 type metrics struct {
 	registry *prometheus.Registry
 
-	requests         prometheus.Counter
-	requestDuration  *prometheus.HistogramVec
-	errors           *prometheus.CounterVec
-	connections      prometheus.Gauge
-	connectionsByTr  *prometheus.GaugeVec
-	messagesSent     prometheus.Counter
-	bytesSent        prometheus.Counter
-	messagesPolled   prometheus.Counter
-	topicAppended    *prometheus.CounterVec
-	topicBytes       *prometheus.CounterVec
-	topicPolled      *prometheus.CounterVec
-	metadataOps      prometheus.Counter
-	partitionSyncs   prometheus.Counter
+	requests        prometheus.Counter
+	requestDuration *prometheus.HistogramVec
+	errors          *prometheus.CounterVec
+	connections     prometheus.Gauge
+	connectionsByTr *prometheus.GaugeVec
+	messagesSent    prometheus.Counter
+	bytesSent       prometheus.Counter
+	messagesPolled  prometheus.Counter
+	topicAppended   *prometheus.CounterVec
+	topicBytes      *prometheus.CounterVec
+	topicPolled     *prometheus.CounterVec
+	metadataOps     prometheus.Counter
+	// syncDuration observes every partition fdatasync (group commit); its
+	// _count is the number of syncs.
 	syncDuration     prometheus.Histogram
 	flushes          prometheus.Counter
 	segmentsSealed   prometheus.Counter
@@ -94,22 +95,19 @@ func newMetrics() *metrics {
 			Name: "strata_messages_polled_total", Help: "Messages returned by polls.",
 		}),
 		topicAppended: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_topic_messages_appended_total", Help: "Messages appended, by stream and topic id.",
-		}, []string{"stream", "topic"}),
+			Name: "strata_topic_messages_appended_total", Help: "Messages appended, by stream and topic id (names: strata_topic_info).",
+		}, []string{"stream_id", "topic_id"}),
 		topicBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_topic_bytes_appended_total", Help: "Batch bytes appended, by stream and topic id.",
-		}, []string{"stream", "topic"}),
+			Name: "strata_topic_bytes_appended_total", Help: "Batch bytes appended, by stream and topic id (names: strata_topic_info).",
+		}, []string{"stream_id", "topic_id"}),
 		topicPolled: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_topic_messages_polled_total", Help: "Messages polled, by stream and topic id.",
-		}, []string{"stream", "topic"}),
+			Name: "strata_topic_messages_polled_total", Help: "Messages polled, by stream and topic id (names: strata_topic_info).",
+		}, []string{"stream_id", "topic_id"}),
 		metadataOps: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_metadata_operations_total", Help: "Metadata operations committed.",
 		}),
-		partitionSyncs: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "strata_partition_syncs_total", Help: "fdatasync calls on partition segments (group commits).",
-		}),
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "strata_partition_sync_duration_seconds", Help: "Duration of partition fdatasync calls.",
+			Name: "strata_partition_sync_duration_seconds", Help: "Duration of partition fdatasync calls (group commits); _count counts them.",
 			Buckets: requestBuckets,
 		}),
 		flushes: prometheus.NewCounter(prometheus.CounterOpts{
@@ -123,7 +121,7 @@ func newMetrics() *metrics {
 		}),
 		partitionFenced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_partition_fenced", Help: "1 for each fenced partition: it serves only its verified prefix and refuses sends until repaired.",
-		}, []string{"stream", "topic", "partition"}),
+		}, []string{"stream_id", "topic_id", "partition_id"}),
 		connectionsLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_connections_closed_by_limit_total", Help: "Client connections refused at accept or closed by a limit, by transport and limit.",
 		}, []string{"transport", "limit"}),
@@ -145,7 +143,7 @@ func newMetrics() *metrics {
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,
 		m.messagesSent, m.bytesSent, m.messagesPolled, m.topicAppended, m.topicBytes, m.topicPolled,
-		m.metadataOps, m.partitionSyncs, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
+		m.metadataOps, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
 		m.shardConnections, m.requestsPlaced, m.partitionFenced, m.connectionsLimited, m.memoryReleased)
 	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",

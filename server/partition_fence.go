@@ -79,7 +79,7 @@ func (p *partitionRuntime) publishFence() {
 	p.fenceInfo.Store(f)
 	p.s.metrics.partitionFenced.WithLabelValues(p.metricLabels()...).Set(1)
 	p.s.log.Error("partition fenced: it serves only the offsets below served_below; sends and polls reaching it are refused until it is repaired (strata-server repair)",
-		zap.Uint32("stream", f.StreamID), zap.Uint32("topic", f.TopicID), zap.Uint32("partition", f.PartitionID),
+		zap.Uint32("stream_id", f.StreamID), zap.Uint32("topic_id", f.TopicID), zap.Uint32("partition_id", f.PartitionID),
 		zap.String("file", f.File), zap.Int64("byte", f.Position), zap.Uint64("served_below", f.ServedBelow),
 		zap.String("reason", f.Reason))
 }
@@ -95,7 +95,7 @@ func (p *partitionRuntime) clearFence() {
 	if p.fenceInfo.Swap(nil) != nil {
 		p.s.metrics.partitionFenced.DeleteLabelValues(p.metricLabels()...)
 	}
-	p.s.log.Warn("partition purged: the fence is lifted", zap.String("partition", p.dir))
+	p.s.log.Warn("partition purged: the fence is lifted", zap.String("dir", p.dir))
 }
 
 // forgetFenceMetric removes the partition's fence series when it closes.

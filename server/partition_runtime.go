@@ -193,7 +193,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		skipped := skip.To - skip.From
 		s.metrics.recoveredOffsetsSkipped.Add(float64(skipped))
 		s.log.Warn("recovery skipped the offsets reserved before a crash: no offset is given to two messages",
-			zap.String("partition", dir), zap.Uint64("log_end", skip.From), zap.Uint64("next_offset", skip.To), zap.Uint64("offsets_skipped", skipped))
+			zap.String("dir", dir), zap.Uint64("log_end", skip.From), zap.Uint64("next_offset", skip.To), zap.Uint64("offsets_skipped", skipped))
 	}
 	if p.fenced == nil && sb.valid < 2 {
 		// One copy is damaged or missing: rewrite it from the state just
@@ -370,7 +370,7 @@ func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64,
 		var read uint32
 		dst, read, err = p.log.Read(dst, first, n, pollBytesMax)
 		if err != nil {
-			p.s.log.Error("poll read failed", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("poll read failed", zap.String("dir", p.dir), zap.Error(err))
 			if p.log.Fenced() != nil {
 				p.fence(err) // the read found damage: the log is fenced at it
 			}

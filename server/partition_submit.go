@@ -167,12 +167,12 @@ func (p *partitionRuntime) carryOut(e partition.Effect) (wire.ErrorCode, error) 
 		// persisted; a poll's auto-commit never is (nobody waits for it).
 		durable := p.offsetsPersisted && !e.AutoCommit
 		if err := storage.StoreConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable); err != nil {
-			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("consumer offset write failed", zap.String("dir", p.dir), zap.Error(err))
 			return wire.ErrCannotWriteToFile, err
 		}
 	case partition.EffectOffsetDeleted:
 		if err := storage.DeleteConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID); err != nil {
-			p.s.log.Error("consumer offset write failed", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("consumer offset write failed", zap.String("dir", p.dir), zap.Error(err))
 			return wire.ErrCannotWriteToFile, err
 		}
 	case partition.EffectPurged:

@@ -13,7 +13,6 @@ import (
 // its event loop's poll) or, with the sync engine, one after the other in
 // place. finish runs when all are done.
 func (p *partitionRuntime) startSync(finish func(error)) {
-	p.s.metrics.partitionSyncs.Inc()
 	p.syncStarted = time.Now()
 	p.syncFinish = finish
 	files, err := p.log.SyncFiles(p.syncFiles[:0])
@@ -97,7 +96,7 @@ func (p *partitionRuntime) endSync(err error) {
 func (p *partitionRuntime) drainSyncs() {
 	for p.async != nil && (p.group.syncing || p.sbSyncing) {
 		if err := p.async.WaitAsync(); err != nil {
-			p.s.log.Error("waiting for a partition's syncs", zap.String("partition", p.dir), zap.Error(err))
+			p.s.log.Error("waiting for a partition's syncs", zap.String("dir", p.dir), zap.Error(err))
 			return
 		}
 	}

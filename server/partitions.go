@@ -213,7 +213,7 @@ func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []
 	ps.mu.Unlock()
 	for _, p := range closing {
 		if err := p.close(on, false); err != nil {
-			ps.s.log.Warn("closing a deleted partition", zap.String("partition", p.dir), zap.Error(err))
+			ps.s.log.Warn("closing a deleted partition", zap.String("dir", p.dir), zap.Error(err))
 		}
 	}
 }
@@ -302,7 +302,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 	if err != nil {
 		// No valid copy: this partition alone is fenced (it serves what
 		// verifies, nothing is cut or deleted); the broker starts.
-		ps.s.log.Error("partition superblock: no valid copy; the partition is fenced", zap.String("partition", dir), zap.Error(err))
+		ps.s.log.Error("partition superblock: no valid copy; the partition is fenced", zap.String("dir", dir), zap.Error(err))
 		loaded = loadedSuperblock{sb: storage.PartitionSuperblock{Flags: part.CreatedAt}, err: err}
 	} else if !report.Found {
 		// Both copies are gone; segments with data mean they were lost,
@@ -318,7 +318,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 			return ps.create(nil, k)
 		}
 		err = fmt.Errorf("%s: %w: no superblock copy, but segments hold data", dir, storage.ErrNoSuperblock)
-		ps.s.log.Error("partition superblock: no copy; the partition is fenced", zap.String("partition", dir), zap.Error(err))
+		ps.s.log.Error("partition superblock: no copy; the partition is fenced", zap.String("dir", dir), zap.Error(err))
 		loaded = loadedSuperblock{sb: storage.PartitionSuperblock{Flags: part.CreatedAt}, err: err}
 	} else if sb.Flags != part.CreatedAt {
 		if err := ps.clearForCreate(k, dir, true, sb.Flags, part.CreatedAt); err != nil {
@@ -327,7 +327,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 		return ps.create(nil, k)
 	}
 	if len(report.Invalid) > 0 && loaded.err == nil {
-		ps.s.log.Warn("partition superblock copy invalid; the other copy is used and the damaged one rewritten", zap.String("partition", dir), zap.Strings("invalid", report.Invalid))
+		ps.s.log.Warn("partition superblock copy invalid; the other copy is used and the damaged one rewritten", zap.String("dir", dir), zap.Strings("invalid", report.Invalid))
 	}
 	p, err := openPartition(ps.s, nil, k, dir, topic, loaded)
 	if err != nil {
@@ -335,9 +335,9 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 	}
 	if purgeOp, ok := ps.pendingPurge[k]; ok && loaded.err != nil {
 		// Whether the purge was carried out is unknown: delete nothing.
-		ps.s.log.Warn("not carrying out a committed purge on a partition without a valid superblock", zap.String("partition", dir), zap.Uint64("op", purgeOp))
+		ps.s.log.Warn("not carrying out a committed purge on a partition without a valid superblock", zap.String("dir", dir), zap.Uint64("op", purgeOp))
 	} else if ok && purgeOp > sb.PurgeGeneration {
-		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("partition", dir), zap.Uint64("op", purgeOp))
+		ps.s.log.Warn("carrying out a purge the journal committed before the crash", zap.String("dir", dir), zap.Uint64("op", purgeOp))
 		if err := p.purge(nil, purgeOp); err != nil {
 			return err
 		}
@@ -495,7 +495,7 @@ func (ps *partitionSet) closeAll() error {
 		if err != nil {
 			failed++
 			errs = append(errs, err)
-			ps.s.log.Error("partition close failed", zap.String("partition", p.dir), zap.Uint64("unsaved_messages", m), zap.Error(err))
+			ps.s.log.Error("partition close failed", zap.String("dir", p.dir), zap.Uint64("unsaved_messages", m), zap.Error(err))
 			continue
 		}
 		if m > 0 {

@@ -207,7 +207,7 @@ func (s *Server) upgradePasswordHash(userID uint32, password string) {
 	}
 	hash, err := HashPassword(password)
 	if err != nil {
-		s.log.Warn("password hash not upgraded", zap.Uint32("user", userID), zap.Error(err))
+		s.log.Warn("password hash not upgraded", zap.Uint32("user_id", userID), zap.Error(err))
 		return
 	}
 	op := &metadata.ChangePassword{User: metadata.NumericID(userID), VerifiedHash: user.PasswordHash, NewPasswordHash: hash}
@@ -217,10 +217,10 @@ func (s *Server) upgradePasswordHash(userID uint32, password string) {
 	if code, _ := metadata.ReplyCode(reply); err != nil || code != metadata.CodeOK {
 		// A concurrent login or password change got there first (code
 		// 42), or the journal refused the write.
-		s.log.Info("password hash not upgraded", zap.Uint32("user", userID), zap.Uint32("code", uint32(code)), zap.Error(err))
+		s.log.Info("password hash not upgraded", zap.Uint32("user_id", userID), zap.Uint32("code", uint32(code)), zap.Error(err))
 		return
 	}
-	s.log.Info("password hash upgraded from bcrypt to argon2id", zap.Uint32("user", userID))
+	s.log.Info("password hash upgraded from bcrypt to argon2id", zap.Uint32("user_id", userID))
 }
 
 // registerLoginMetrics creates the login collectors.

@@ -170,7 +170,7 @@ func New(opts Options) (srv *Server, err error) {
 	fs := opts.FS
 	engine := "injected"
 	if fs == nil {
-		fs, engine, err = iofs.Select(opts.Config.System.IO.Engine, func(line string) { log.Warn(line) })
+		fs, engine, err = iofs.Select(opts.Config.System.IO.Engine, ringConfig(opts.Config), func(line string) { log.Warn(line) })
 		if err != nil {
 			return nil, fmt.Errorf("%w: system.io.engine: %v", config.ErrInvalid, err)
 		}
@@ -229,6 +229,7 @@ func New(opts Options) (srv *Server, err error) {
 		return nil, err
 	}
 	s.meta = meta
+	s.registerInfoMetrics()
 	if err := s.parts.openAll(); err != nil {
 		_ = s.meta.close()
 		s.stopShards()
@@ -584,6 +585,11 @@ func (s *Server) stopShards() {
 	}
 }
 
+// ringConfig sizes the io_uring rings from [system.io].
+func ringConfig(cfg *config.Config) uring.Config {
+	return uring.Config{Entries: int(cfg.System.IO.RingEntries), EventInterval: int(cfg.System.IO.RingEventInterval)}
+}
+
 // newShardRing sets up a shard's ring (a variable so tests can make it
 // fail).
 var newShardRing = iofs.NewDirect
@@ -610,10 +616,7 @@ func (s *Server) shardEngines(count int) ([]storage.FS, func(int) shard.Poller, 
 		}
 		return shardFS, nil, nil
 	}
-	cfg, err := uring.ConfigFromEnv()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
-	}
+	cfg := ringConfig(s.cfg)
 	rings := make([]*iofs.FS, count)
 	for i := range rings {
 		ring, err := newShardRing(cfg)

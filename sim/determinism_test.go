@@ -14,7 +14,7 @@ import (
 // different GOMAXPROCS; every run of a seed must give the same trace hash.
 var determinismSeeds = []uint64{1, 2, 3, 17, 99}
 
-const determinismHelperEnv = "STRATA_SIM_DETERMINISM_HELPER"
+const determinismHelperEnv = "STRATA_TEST_SIM_DETERMINISM_HELPER"
 
 func determinismRun(seed uint64) *Result {
 	p := DrawParams(seed)

@@ -56,7 +56,7 @@ STRATA_CONNECTORS_CONFIG_PATH is the default of --config.`,
 			return run(cmd.Context(), configPath)
 		},
 	}
-	root.Flags().StringVar(&configPath, "config", os.Getenv("STRATA_CONNECTORS_CONFIG_PATH"), "runtime config file (TOML); empty for defaults")
+	root.Flags().StringVar(&configPath, "config", os.Getenv(connectors.EnvConfigPath), "runtime config file (TOML); empty for defaults")
 	root.Flags().BoolVar(&listPlugins, "list-plugins", false, "print the built-in connectors and exit")
 	return root
 }

@@ -5,12 +5,15 @@
 //	strata-server --help | version | completion bash|zsh|fish
 //
 // With no file it runs on the embedded default configuration; every key
-// can be overridden with STRATA_<SECTION>_<KEY>. The root user comes from
+// can be overridden with STRATA_<SECTION>_<KEY>, and a STRATA_ variable
+// that names no key (and is not another program's, config.OtherVariables)
+// stops it with the nearest key. The root user comes from
 // STRATA_ROOT_USERNAME / STRATA_ROOT_PASSWORD, else from
 // --with-default-root-credentials (iggy/iggy), else a random password is
 // generated and printed once, at the first boot. The HTTP API signs its
-// tokens with STRATA_HTTP_JWT_SECRET (random per process when unset); the
-// secret is never written to runtime/current_config.toml.
+// tokens with [http.jwt] encoding_secret (STRATA_HTTP_JWT_ENCODING_SECRET;
+// random per process when unset); the secret is never written to
+// runtime/current_config.toml nor to the log.
 //
 // `repair` (repair.go) is the single-node way out for fenced partitions:
 // it keeps each one's verified prefix and moves the damaged files aside.
@@ -67,12 +70,14 @@ protocol over TCP (and, when enabled, TLS, QUIC, WebSocket and HTTP).
 
 With no --config it runs on the embedded default configuration
 (--print-default-config shows it); every key can be overridden with
-STRATA_<SECTION>_<KEY>, e.g. STRATA_TCP_ADDRESS=0.0.0.0:8090.
+STRATA_<SECTION>_<KEY>, e.g. STRATA_TCP_ADDRESS=0.0.0.0:8090, and a
+STRATA_ variable that names no key stops it with the nearest key.
 
 The root user comes from STRATA_ROOT_USERNAME / STRATA_ROOT_PASSWORD, else
 from --with-default-root-credentials (iggy/iggy), else a random password is
 generated and printed once, at the first boot. The HTTP API signs its
-tokens with STRATA_HTTP_JWT_SECRET (random per process when unset).
+tokens with [http.jwt] encoding_secret (STRATA_HTTP_JWT_ENCODING_SECRET;
+random per process when unset).
 
 Exit codes: 0 stopped cleanly, 1 failed to start or serve, 2 bad command
 line or configuration.`,
@@ -139,7 +144,7 @@ func run(f serverFlags) int {
 	if root.Username == "" && root.Password == "" && f.defaultRoot {
 		root = server.RootCredentials{Username: "iggy", Password: "iggy"}
 	}
-	httpConfig := httpapi.Config{JWTSecret: []byte(os.Getenv("STRATA_HTTP_JWT_SECRET"))}
+	httpConfig := httpapi.Config{JWTSecret: cfg.HTTP.JWT.Key()}
 	srv, err := server.New(server.Options{Config: cfg, Logger: logger, Root: root,
 		HTTP: func(s *server.Server) (http.Handler, error) { return httpapi.New(s, httpConfig) }})
 	if err != nil {

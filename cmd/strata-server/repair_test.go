@@ -200,7 +200,7 @@ func TestFencedPartitionAndRepairThroughTheBinary(t *testing.T) {
 		t.Fatalf("stats fenced partitions %+v (%v), want one served below %d", stats.FencedPartitions, err, d.Offset)
 	}
 	metrics := httpGet(t, base+"/metrics", "")
-	if !strings.Contains(metrics, `strata_partition_fenced{partition="0",stream="0",topic="0"} 1`) {
+	if !strings.Contains(metrics, `strata_partition_fenced{partition_id="0",stream_id="0",topic_id="0"} 1`) {
 		t.Fatalf("/metrics lacks the fenced partition:\n%s", metrics)
 	}
 	token := httpToken(t, base)

@@ -75,7 +75,7 @@ func TestSnapshotOverTCPAndHTTP(t *testing.T) {
 	jwtSecret := randomSecret(t, "jwt-secret-")
 	data := filepath.Join(dir, "data")
 	p := startProcess(t, data, "STRATA_ROOT_USERNAME=admin", "STRATA_ROOT_PASSWORD="+rootPassword,
-		"STRATA_HTTP_ENABLED=true", "STRATA_HTTP_ADDRESS=127.0.0.1:0", "STRATA_HTTP_JWT_SECRET="+jwtSecret,
+		"STRATA_HTTP_ENABLED=true", "STRATA_HTTP_ADDRESS=127.0.0.1:0", "STRATA_HTTP_JWT_ENCODING_SECRET="+jwtSecret,
 		"STRATA_WEBSOCKET_ENABLED=true", "STRATA_WEBSOCKET_ADDRESS=127.0.0.1:0", "STRATA_WEBSOCKET_TLS_ENABLED=true",
 		"STRATA_WEBSOCKET_TLS_CERT_FILE="+filepath.Join(certs, server.DevServerCertFile), "STRATA_WEBSOCKET_TLS_KEY_FILE="+filepath.Join(certs, server.DevServerKeyFile))
 	base := "http://" + p.waitFor(t, httpLine)[1]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratabroker/strata/connectors"
 	"github.com/stratabroker/strata/connectors/plugin"
+	"github.com/stratabroker/strata/net/units"
 )
 
 func init() { connectors.RegisterSink("http", func() plugin.Sink { return &httpSink{} }) }
@@ -81,11 +82,11 @@ func durationOr(s string, def time.Duration) (time.Duration, error) {
 	if s == "" {
 		return def, nil
 	}
-	d, err := time.ParseDuration(s)
+	d, err := units.ParseDuration(s)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return d, nil
+	return time.Duration(d), nil
 }
 
 func (s *httpSink) Consume(ctx context.Context, b plugin.SinkBatch) error {

@@ -64,9 +64,9 @@ func (s *randomSource) Open(_ context.Context, req plugin.OpenRequest) error {
 		return fmt.Errorf("%w: text_length %d", ErrConfig, s.cfg.TextLength)
 	}
 	if s.cfg.Interval != "" {
-		d, err := time.ParseDuration(s.cfg.Interval)
+		d, err := durationOr(s.cfg.Interval, 0)
 		if err != nil {
-			return fmt.Errorf("%w: interval: %w", ErrConfig, err)
+			return fmt.Errorf("interval: %w", err)
 		}
 		s.interval = d
 	}

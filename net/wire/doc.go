@@ -37,9 +37,10 @@
 //     PollMessagesRequest, SendMessagesRequest...), all implementing
 //     Request; NewRequest(code) for dispatch; ParseLogin for Register
 //     bodies.
-//   - topic_options.go, humantime.go: create/update topic option
-//     validation and resolution (ParseTopicOptions,
-//     ParseTopicUpdateOptions), including Strata's durability keys.
+//   - topic_options.go: create/update topic option validation and
+//     resolution (ParseTopicOptions, ParseTopicUpdateOptions), including
+//     Strata's durability keys; sizes and durations given as strings are
+//     read by net/units, as everywhere else.
 //
 // The message batch format (PROTOCOL.md §6.1-6.3) lives in batch*.go; the
 // request and record types here carry batches as opaque byte slices.

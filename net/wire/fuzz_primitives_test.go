@@ -125,7 +125,7 @@ func FuzzParseStrings(f *testing.F) {
 	f.Add("1.5 GiB")
 	f.Add("512 MB")
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = ParseHumantime(s)
-		_, _ = ParseByteSize(s)
+		_, _ = parseExpiryString(s)
+		_, _ = parseSizeString(s)
 	})
 }

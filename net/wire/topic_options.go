@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/stratabroker/strata/net/units"
 )
 
 // Topic option keys (§4.8). The last two are a Strata extension.
@@ -251,7 +253,7 @@ func applyTopicOption(s *TopicSettings, key string, v TLVItem) (Option, error) {
 		}
 		return Uint64Option(key, n), nil
 	case TopicOptionSegmentSize:
-		n, err := optionU64(v, ParseByteSize)
+		n, err := optionU64(v, parseByteSize)
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -294,7 +296,7 @@ func applyTopicOption(s *TopicSettings, key string, v TLVItem) (Option, error) {
 		s.MessagesRequiredToSave = uint32(n)
 		return Uint32Option(key, uint32(n)), nil
 	case TopicOptionSizeOfMessagesRequiredToSave:
-		n, err := optionU64(v, ParseByteSize)
+		n, err := optionU64(v, parseByteSize)
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -423,7 +425,11 @@ func parseExpiryString(s string) (uint64, error) {
 	case "server_default", "default", "0":
 		return 0, nil
 	}
-	return ParseHumantime(s)
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadValue, err)
+	}
+	return d.Micros(), nil
 }
 
 // parseSizeString accepts a byte size or "unlimited"/"none" (→
@@ -435,7 +441,16 @@ func parseSizeString(s string) (uint64, error) {
 	case "server_default", "default":
 		return 0, nil
 	}
-	return ParseByteSize(s)
+	return parseByteSize(s)
+}
+
+// parseByteSize is units.ParseBytes with the package's sentinel.
+func parseByteSize(s string) (uint64, error) {
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadValue, err)
+	}
+	return n, nil
 }
 
 func isDigits(s string) bool {

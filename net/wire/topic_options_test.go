@@ -15,43 +15,37 @@ func block(t *testing.T, opts ...Option) []byte {
 	return b
 }
 
-func TestHumantime(t *testing.T) {
-	cases := map[string]uint64{
-		"7 days":         7 * 86400e6,
-		"1h 30m":         5400e6,
-		"1h30m":          5400e6,
-		"15days 2min 2s": 15*86400e6 + 122e6,
-		"500ms":          500e3,
-		"1500ns":         1,
-		"1 M":            2_630_016e6,
-		"2 weeks":        14 * 86400e6,
-		"1y":             31_557_600e6,
+// TestOptionStrings: string option values are read by net/units (the
+// one parser of sizes and durations) plus the option words, and a bad
+// one wraps ErrBadValue.
+func TestOptionStrings(t *testing.T) {
+	expiry := map[string]uint64{
+		"7 days": 7 * 86400e6, "30 days": 30 * 86400e6, "1h 30m": 5400e6, "1h30m": 5400e6, "500ms": 500e3,
+		"1500ns": 1, "1 M": 2_630_016e6, "never": MessageExpiryNever, "unlimited": MessageExpiryNever,
+		"server_default": 0, "0": 0,
 	}
-	for s, want := range cases {
-		if got, err := ParseHumantime(s); err != nil || got != want {
-			t.Errorf("%q = %d, %v; want %d", s, got, err, want)
+	for s, want := range expiry {
+		if got, err := parseExpiryString(s); err != nil || got != want {
+			t.Errorf("expiry %q = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "7", "days", "7 parsecs", "1h x", "99999999999999999999s", "600000000000 years"} {
-		if _, err := ParseHumantime(s); !errors.Is(err, ErrBadValue) {
-			t.Errorf("%q accepted: %v", s, err)
+	for _, s := range []string{"", "7", "days", "7 parsecs", "1h x", "99999999999999999999s"} {
+		if _, err := parseExpiryString(s); !errors.Is(err, ErrBadValue) {
+			t.Errorf("expiry %q accepted: %v", s, err)
 		}
 	}
-}
-
-func TestByteSize(t *testing.T) {
-	cases := map[string]uint64{
-		"1 GiB": 1 << 30, "512 MB": 512e6, "1GB": 1e9, "4096": 4096, "1.5 KiB": 1536, "2 mib": 2 << 20,
-		"10 B": 10, "1 kb": 1000, "1 K": 1000, "1 EiB": 1 << 60,
+	sizes := map[string]uint64{
+		"1 GiB": 1 << 30, "512 MB": 512e6, "1GB": 1e9, "4096": 4096, "1.5 KiB": 1536, "1.5 GiB": 3 << 29,
+		"4K": 4000, "1 KB": 1000, "1 EiB": 1 << 60, "unlimited": MaxTopicSizeUnlimited, "server_default": 0,
 	}
-	for s, want := range cases {
-		if got, err := ParseByteSize(s); err != nil || got != want {
-			t.Errorf("%q = %d, %v; want %d", s, got, err, want)
+	for s, want := range sizes {
+		if got, err := parseSizeString(s); err != nil || got != want {
+			t.Errorf("size %q = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "GiB", "1 XB", "1.", "20 EiB", "1 GiBs"} {
-		if _, err := ParseByteSize(s); !errors.Is(err, ErrBadValue) {
-			t.Errorf("%q accepted: %v", s, err)
+	for _, s := range []string{"", "GiB", "1 XB", "1.", "20 EiB", "1 GiBs", "1 kb"} {
+		if _, err := parseSizeString(s); !errors.Is(err, ErrBadValue) {
+			t.Errorf("size %q accepted: %v", s, err)
 		}
 	}
 }

@@ -23,10 +23,10 @@ const (
 //     unavailable.
 //   - "sync" returns storage.OSFS.
 //
-// The ring is sized by uring.ConfigFromEnv (STRATA_SHARD_RUNTIME_CAPACITY,
-// STRATA_SHARD_EVENT_INTERVAL). A uring FS is an io.Closer: close it after
-// every file at shutdown. logger may be nil.
-func Select(engine string, logger func(string)) (storage.FS, string, error) {
+// ring sizes the ring ([system.io] ring_entries and ring_event_interval
+// in the server). A uring FS is an io.Closer: close it after every file at
+// shutdown. logger may be nil.
+func Select(engine string, ring uring.Config, logger func(string)) (storage.FS, string, error) {
 	switch engine {
 	case EngineSync:
 		return storage.OSFS{}, EngineSync, nil
@@ -34,14 +34,13 @@ func Select(engine string, logger func(string)) (storage.FS, string, error) {
 	default:
 		return nil, "", fmt.Errorf("io engine %q (want %q, %q or %q): %w", engine, EngineAuto, EngineUring, EngineSync, ErrUnknownEngine)
 	}
-	cfg, err := uring.ConfigFromEnv()
-	if err != nil {
+	if err := ring.Validate(); err != nil {
 		return nil, "", fmt.Errorf("io engine %s: %w", engine, err)
 	}
-	err = uring.Probe()
+	err := uring.Probe()
 	var fsys *FS
 	if err == nil {
-		fsys, err = New(cfg)
+		fsys, err = New(ring)
 	}
 	if err == nil {
 		return fsys, EngineUring, nil

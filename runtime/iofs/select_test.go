@@ -16,15 +16,15 @@ func TestSelect(t *testing.T) {
 	var logged []string
 	logger := func(s string) { logged = append(logged, s) }
 
-	fsys, name, err := Select(EngineSync, logger)
+	fsys, name, err := Select(EngineSync, uring.DefaultConfig(), logger)
 	if err != nil || name != EngineSync || fsys != (storage.OSFS{}) {
 		t.Fatalf("sync: %T %q %v", fsys, name, err)
 	}
-	if _, _, err := Select("io_uring", logger); !errors.Is(err, ErrUnknownEngine) || !strings.Contains(err.Error(), `"io_uring"`) {
+	if _, _, err := Select("io_uring", uring.DefaultConfig(), logger); !errors.Is(err, ErrUnknownEngine) || !strings.Contains(err.Error(), `"io_uring"`) {
 		t.Fatalf("unknown engine: %v", err)
 	}
 	for _, engine := range []string{EngineAuto, "", EngineUring} {
-		fsys, name, err := Select(engine, logger)
+		fsys, name, err := Select(engine, uring.DefaultConfig(), logger)
 		switch {
 		case probeErr == nil:
 			if err != nil || name != EngineUring {
@@ -48,8 +48,7 @@ func TestSelect(t *testing.T) {
 		t.Fatalf("logged %q with io_uring available", logged)
 	}
 
-	t.Setenv(uring.EnvCapacity, "lots")
-	if _, _, err := Select(EngineAuto, logger); !errors.Is(err, uring.ErrConfig) || !strings.Contains(err.Error(), uring.EnvCapacity) {
+	if _, _, err := Select(EngineAuto, uring.Config{Entries: uring.EntriesMax + 1}, logger); !errors.Is(err, uring.ErrConfig) || !strings.Contains(err.Error(), "ring entries") {
 		t.Fatalf("bad capacity variable: %v", err)
 	}
 }

@@ -3,8 +3,6 @@ package uring
 import (
 	"fmt"
 	"math/bits"
-	"os"
-	"strconv"
 )
 
 // Defaults and bounds of the ring configuration (the architecture seed:
@@ -19,13 +17,8 @@ const (
 	EventIntervalMax = 1 << 16
 )
 
-// Environment variables that override the defaults.
-const (
-	EnvCapacity      = "STRATA_SHARD_RUNTIME_CAPACITY"
-	EnvEventInterval = "STRATA_SHARD_EVENT_INTERVAL"
-)
-
-// Config sizes a ring.
+// Config sizes a ring. The server takes it from [system.io] ring_entries
+// and ring_event_interval.
 type Config struct {
 	// Entries is the submission queue size and the bound on operations in
 	// flight; the kernel rounds it up to a power of two. 0 = default.
@@ -67,40 +60,4 @@ func (c Config) Validate() error {
 func (c Config) roundedEntries() int {
 	n := c.withDefaults().Entries
 	return 1 << bits.Len(uint(n-1))
-}
-
-// ConfigFromEnv returns the defaults overridden by STRATA_SHARD_RUNTIME_CAPACITY
-// and STRATA_SHARD_EVENT_INTERVAL when they are set (and not empty).
-func ConfigFromEnv() (Config, error) {
-	return ConfigFromLookup(os.LookupEnv)
-}
-
-// ConfigFromLookup is ConfigFromEnv over any variable lookup (tests pass a
-// map's lookup).
-func ConfigFromLookup(lookup func(string) (string, bool)) (Config, error) {
-	c := DefaultConfig()
-	var err error
-	if c.Entries, err = envInt(lookup, EnvCapacity, c.Entries, 1, EntriesMax); err != nil {
-		return Config{}, err
-	}
-	if c.EventInterval, err = envInt(lookup, EnvEventInterval, c.EventInterval, 1, EventIntervalMax); err != nil {
-		return Config{}, err
-	}
-	return c, nil
-}
-
-// envInt parses variable name as a decimal integer in [lo, hi].
-func envInt(lookup func(string) (string, bool), name string, def, lo, hi int) (int, error) {
-	s, ok := lookup(name)
-	if !ok || s == "" {
-		return def, nil
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q is not an integer: %w", name, s, ErrConfig)
-	}
-	if v < lo || v > hi {
-		return 0, fmt.Errorf("%s=%d not in [%d, %d]: %w", name, v, lo, hi, ErrConfig)
-	}
-	return v, nil
 }

@@ -2,73 +2,57 @@ package uring
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stratabroker/strata/server/config"
 )
 
-func lookupOf(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+// TestConfigValidate: the bounds the server's config checks are the
+// kernel's and the loop's.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{{}, {Entries: 1, EventInterval: 1}, {Entries: EntriesMax, EventInterval: EventIntervalMax}, DefaultConfig()} {
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	for _, c := range []Config{{Entries: EntriesMax + 1}, {Entries: -1}, {EventInterval: EventIntervalMax + 1}, {EventInterval: -1}} {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v accepted: %v", c, err)
+		}
+	}
+	if got := (Config{Entries: 3000}).roundedEntries(); got != 4096 {
+		t.Errorf("3000 entries rounded to %d", got)
+	}
 }
 
-func TestConfigFromLookup(t *testing.T) {
-	cases := []struct {
-		env     map[string]string
-		want    Config
-		errPart string
+// TestServerConfigBounds: [system.io] ring_entries and
+// ring_event_interval accept exactly what Validate accepts.
+func TestServerConfigBounds(t *testing.T) {
+	for _, c := range []struct {
+		env string
+		ok  bool
 	}{
-		{env: nil, want: Config{Entries: 4096, EventInterval: 128}},
-		{env: map[string]string{EnvCapacity: "", EnvEventInterval: ""}, want: Config{Entries: 4096, EventInterval: 128}},
-		{env: map[string]string{EnvCapacity: "256", EnvEventInterval: "16"}, want: Config{Entries: 256, EventInterval: 16}},
-		{env: map[string]string{EnvCapacity: "32768"}, want: Config{Entries: 32768, EventInterval: 128}},
-		{env: map[string]string{EnvCapacity: "0"}, errPart: "STRATA_SHARD_RUNTIME_CAPACITY=0 not in [1, 32768]"},
-		{env: map[string]string{EnvCapacity: "65536"}, errPart: "STRATA_SHARD_RUNTIME_CAPACITY=65536 not in"},
-		{env: map[string]string{EnvCapacity: "4k"}, errPart: `STRATA_SHARD_RUNTIME_CAPACITY="4k" is not an integer`},
-		{env: map[string]string{EnvEventInterval: "-1"}, errPart: "STRATA_SHARD_EVENT_INTERVAL=-1 not in [1, 65536]"},
-		{env: map[string]string{EnvEventInterval: " 12"}, errPart: "is not an integer"},
-	}
-	for _, c := range cases {
-		got, err := ConfigFromLookup(lookupOf(c.env))
-		if c.errPart != "" {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.errPart) {
-				t.Errorf("%v: error %v, want one containing %q", c.env, err, c.errPart)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%v: %+v, %v; want %+v", c.env, got, err, c.want)
-		}
-		if err := got.Validate(); err != nil {
-			t.Errorf("%v: parsed config does not validate: %v", c.env, err)
+		{"STRATA_SYSTEM_IO_RING_ENTRIES=" + strconv.Itoa(EntriesMax), true},
+		{"STRATA_SYSTEM_IO_RING_ENTRIES=" + strconv.Itoa(EntriesMax+1), false},
+		{"STRATA_SYSTEM_IO_RING_ENTRIES=0", false},
+		{"STRATA_SYSTEM_IO_RING_EVENT_INTERVAL=" + strconv.Itoa(EventIntervalMax), true},
+		{"STRATA_SYSTEM_IO_RING_EVENT_INTERVAL=" + strconv.Itoa(EventIntervalMax+1), false},
+	} {
+		if _, err := config.Load("", []string{c.env}); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.env, err, c.ok)
 		}
 	}
-}
-
-func TestConfigFromEnv(t *testing.T) {
-	t.Setenv(EnvCapacity, "64")
-	t.Setenv(EnvEventInterval, "8")
-	got, err := ConfigFromEnv()
-	if err != nil || got != (Config{Entries: 64, EventInterval: 8}) {
-		t.Fatalf("%+v, %v", got, err)
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// FuzzConfigFromLookup: parsing never panics and what it accepts validates.
-func FuzzConfigFromLookup(f *testing.F) {
-	f.Add("4096", "128")
-	f.Add("", "x")
-	f.Add("-9223372036854775808", "99999999999999999999")
-	f.Fuzz(func(t *testing.T, capacity, interval string) {
-		c, err := ConfigFromLookup(lookupOf(map[string]string{EnvCapacity: capacity, EnvEventInterval: interval}))
-		if err == nil {
-			if verr := c.Validate(); verr != nil {
-				t.Fatalf("accepted %q %q into an invalid %+v: %v", capacity, interval, c, verr)
-			}
-		} else if !errors.Is(err, ErrConfig) {
-			t.Fatalf("error %v is not ErrConfig", err)
-		}
-	})
+	if d := DefaultConfig(); cfg.System.IO.RingEntries != uint32(d.Entries) || cfg.System.IO.RingEventInterval != uint32(d.EventInterval) {
+		t.Errorf("default.toml has %d/%d, the package defaults are %+v", cfg.System.IO.RingEntries, cfg.System.IO.RingEventInterval, d)
+	}
 }
 
 func TestSetupErrorsExplain(t *testing.T) {

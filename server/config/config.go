@@ -28,7 +28,7 @@ type Config struct {
 	System              System              `toml:"system"`
 	TCP                 ClientListener      `toml:"tcp"`
 	QUIC                QUIC                `toml:"quic"`
-	HTTP                Listener            `toml:"http"`
+	HTTP                HTTP                `toml:"http"`
 	WebSocket           ClientListener      `toml:"websocket"`
 	MessageBus          MessageBus          `toml:"message_bus"`
 	Heartbeat           Heartbeat           `toml:"heartbeat"`
@@ -59,6 +59,13 @@ type Logging struct {
 // IO is [system.io].
 type IO struct {
 	Engine string `toml:"engine"`
+	// RingEntries sizes each io_uring submission queue and bounds the
+	// operations in flight on it (the kernel rounds it up to a power of
+	// two); RingEventInterval is how many queued tasks a shard runs
+	// between two visits to its ring. Both were STRATA_SHARD_RUNTIME_CAPACITY
+	// and STRATA_SHARD_EVENT_INTERVAL, outside the config.
+	RingEntries       uint32 `toml:"ring_entries"`
+	RingEventInterval uint32 `toml:"ring_event_interval"`
 }
 
 // Partition is [system.partition].
@@ -94,6 +101,30 @@ type Listener struct {
 	Enabled bool   `toml:"enabled"`
 	Address string `toml:"address"`
 	TLS     TLS    `toml:"tls"`
+}
+
+// HTTP is [http]: the REST API's listener and its token signing.
+type HTTP struct {
+	Listener
+	JWT JWT `toml:"jwt"`
+}
+
+// JWT is [http.jwt], with Iggy's key names. Tokens are HS256, so one key
+// signs and verifies: when only one of the two is set it serves as both,
+// and two different ones are refused. Both empty draws a random key per
+// process (tokens do not survive a restart). Secrets are never written to
+// runtime/current_config.toml nor to the log.
+type JWT struct {
+	EncodingSecret Secret `toml:"encoding_secret"`
+	DecodingSecret Secret `toml:"decoding_secret"`
+}
+
+// Key is the HS256 key the secrets give, empty for a random one.
+func (j JWT) Key() []byte {
+	if j.EncodingSecret != "" {
+		return []byte(j.EncodingSecret)
+	}
+	return []byte(j.DecodingSecret)
 }
 
 // ClientListener is a binary-protocol transport section ([tcp],
@@ -207,6 +238,11 @@ const (
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
+	// ringEntriesMax is the kernel's limit on submission queue entries;
+	// ringEventIntervalMax keeps a shard from running unboundedly many
+	// tasks without visiting its ring (runtime/uring checks both again).
+	ringEntriesMax       = 32768
+	ringEventIntervalMax = 1 << 16
 	// unauthenticatedFrameMin holds a login with the longest names a
 	// Register body allows (PROTOCOL.md §2.3) and an empty context.
 	unauthenticatedFrameMin = 2 << 10
@@ -257,7 +293,8 @@ func Load(path string, environ []string) (*Config, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
 		}
 		if undecoded := meta.Undecoded(); len(undecoded) > 0 {
-			return nil, fmt.Errorf("%w: %s: unknown key %q", ErrInvalid, path, undecoded[0].String())
+			key := undecoded[0].String()
+			return nil, fmt.Errorf("%w: %s: unknown key %q; did you mean %q?", ErrInvalid, path, key, NearestName(key, keyPaths()))
 		}
 	}
 	if err := applyEnv(&cfg, environ); err != nil {
@@ -321,6 +358,15 @@ func (c *Config) Validate() error {
 	case "auto", "uring", "sync":
 	default:
 		return bad("system.io.engine", "%q is not one of auto, uring, sync", c.System.IO.Engine)
+	}
+	if n := c.System.IO.RingEntries; n < 1 || n > ringEntriesMax {
+		return bad("system.io.ring_entries", "%d is outside 1..%d", n, ringEntriesMax)
+	}
+	if n := c.System.IO.RingEventInterval; n < 1 || n > ringEventIntervalMax {
+		return bad("system.io.ring_event_interval", "%d is outside 1..%d", n, ringEventIntervalMax)
+	}
+	if j := c.HTTP.JWT; j.EncodingSecret != "" && j.DecodingSecret != "" && j.EncodingSecret != j.DecodingSecret {
+		return bad("http.jwt.decoding_secret", "differs from encoding_secret: HS256 signs and verifies with one key (set one of them)")
 	}
 	if c.System.MemoryPool.Enabled && c.System.MemoryPool.Size < memoryPoolMin {
 		return bad("system.memory_pool.size", "%d is below the minimum %d", c.System.MemoryPool.Size, memoryPoolMin)

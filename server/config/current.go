@@ -23,9 +23,9 @@ type currentDocument struct {
 }
 
 // EncodeCurrent renders the configuration the server booted with and the
-// addresses it bound, as TOML. Secrets are left out: this configuration
-// has none today (root credentials come from the environment and are never
-// part of Config); a secret added later must be cleared here.
+// addresses it bound, as TOML. Secrets are left out: every secret key is
+// a Secret, which encodes as "" or "(set)", never its value (root
+// credentials come from the environment and are never part of Config).
 func EncodeCurrent(cfg *Config, bound Bound) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# Written by strata-server at boot: the configuration in effect and the\n# addresses bound. Edits here are not read back.\n")

@@ -19,13 +19,15 @@ type envKey struct {
 }
 
 // keys lists every leaf key of cfg with its dotted path, in declaration
-// order.
+// order. An embedded struct without a tag (HTTP's Listener) contributes
+// its fields to its parent's table, as the TOML decoder reads them.
 func keys(cfg *Config) []envKey {
 	var out []envKey
 	var walk func(prefix string, v reflect.Value)
 	walk = func(prefix string, v reflect.Value) {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
+			f := v.Field(i)
 			name := t.Field(i).Tag.Get("toml")
 			if t.Field(i).Anonymous && name == "" {
 				// An embedded struct's keys belong to the enclosing table.
@@ -33,13 +35,15 @@ func keys(cfg *Config) []envKey {
 				continue
 			}
 			if name == "" {
+				if t.Field(i).Anonymous && f.Kind() == reflect.Struct {
+					walk(prefix, f)
+				}
 				continue
 			}
 			path := name
 			if prefix != "" {
 				path = prefix + "." + name
 			}
-			f := v.Field(i)
 			if f.Kind() == reflect.Struct {
 				walk(path, f)
 				continue
@@ -51,18 +55,92 @@ func keys(cfg *Config) []envKey {
 	return out
 }
 
+// keyPaths lists the dotted path of every key.
+func keyPaths() []string {
+	var cfg Config
+	var out []string
+	for _, k := range keys(&cfg) {
+		out = append(out, k.path)
+	}
+	return out
+}
+
+// EnvNames lists the environment variable of every key, in declaration
+// order.
+func EnvNames() []string {
+	var out []string
+	for _, p := range keyPaths() {
+		out = append(out, EnvName(p))
+	}
+	return out
+}
+
 // EnvName returns the environment variable that overrides the dotted key.
 func EnvName(path string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(path, ".", "_"))
 }
 
+// OtherVariables are the STRATA_ variables that are not keys of this
+// configuration, and who reads them. strata-server starts with any of
+// them set; any other STRATA_ variable that names no key stops it (a
+// misspelt override must not pass for a default). A program of this
+// repository that reads a new STRATA_ variable adds it here (a test in
+// the repository root checks every STRATA_ name in the sources and the
+// READMEs against the keys and this list).
+var OtherVariables = map[string]string{
+	"STRATA_ROOT_USERNAME":     "strata-server: the root user created at the first boot",
+	"STRATA_ROOT_PASSWORD":     "strata-server: the root user's password at the first boot",
+	"STRATA_ADDRESS":           "strata (CLI): the server address",
+	"STRATA_USERNAME":          "strata (CLI): the user to log in as",
+	"STRATA_PASSWORD":          "strata (CLI): the password to log in with",
+	"STRATA_TOKEN":             "strata (CLI): a personal access token to log in with",
+	"STRATA_TRANSPORT":         "strata (CLI): tcp, tls, quic, ws or wss",
+	"STRATA_TLS_CA":            "strata (CLI): a CA certificate file to trust",
+	"STRATA_TLS_INSECURE":      "strata (CLI): skip verifying the server's certificate",
+	"STRATA_CONNECT_TIMEOUT":   "strata (CLI): give up connecting after this long",
+	"STRATA_CONTEXT":           "strata (CLI): the saved context to use",
+	"STRATA_CONFIG_DIR":        "strata (CLI): the directory of the saved contexts",
+	"STRATA_REPORT_SCREENSHOT": "strata-bench's report test: where to keep the headless browser's screenshot",
+}
+
+// OtherPrefixes start the names of STRATA_ variables that belong to other
+// programs, which check them themselves.
+var OtherPrefixes = map[string]string{
+	"STRATA_CONNECTORS_": "strata-connect's settings (connectors/README.md), checked by strata-connect",
+	"STRATA_TEST_":       "the test suites' own settings (STRATA_TEST_POSTGRES_DSN, ...)",
+}
+
+// RenamedVariables are variables that were read outside the config and
+// are keys now: the error says which.
+var RenamedVariables = map[string]string{
+	"STRATA_HTTP_JWT_SECRET":        "http.jwt.encoding_secret",
+	"STRATA_SHARD_RUNTIME_CAPACITY": "system.io.ring_entries",
+	"STRATA_SHARD_EVENT_INTERVAL":   "system.io.ring_event_interval",
+}
+
+// IsOtherVariable reports whether name is a STRATA_ variable of another
+// program (OtherVariables, OtherPrefixes).
+func IsOtherVariable(name string) bool {
+	if _, ok := OtherVariables[name]; ok {
+		return true
+	}
+	for prefix := range OtherPrefixes {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // applyEnv sets every key named by a STRATA_ variable of environ. A
-// STRATA_ variable that names no key is ignored unless it looks like a
-// config key of a known section, so that typos in overrides are reported.
+// STRATA_ variable that names no key and is not another program's
+// (IsOtherVariable) is an error naming the nearest key.
 func applyEnv(cfg *Config, environ []string) error {
 	byName := map[string]envKey{}
+	var candidates []string
 	for _, k := range keys(cfg) {
 		byName[EnvName(k.path)] = k
+		candidates = append(candidates, EnvName(k.path))
 	}
 	values := map[string]string{}
 	var names []string
@@ -72,10 +150,20 @@ func applyEnv(cfg *Config, environ []string) error {
 			continue
 		}
 		if _, known := byName[name]; !known {
-			continue
+			if IsOtherVariable(name) {
+				continue
+			}
+			if path, renamed := RenamedVariables[name]; renamed {
+				return fmt.Errorf("%w: %s is now the config key %s: set %s instead", ErrInvalid, name, path, EnvName(path))
+			}
+			near := NearestName(name, candidates)
+			return fmt.Errorf("%w: %s names no config key; did you mean %s (%s)? (strata-server --print-default-config lists every key)",
+				ErrInvalid, name, near, byName[near].path)
+		}
+		if _, seen := values[name]; !seen {
+			names = append(names, name)
 		}
 		values[name] = value
-		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
@@ -85,6 +173,41 @@ func applyEnv(cfg *Config, environ []string) error {
 		}
 	}
 	return nil
+}
+
+// NearestName returns the candidate closest to name by edit distance (the
+// first of equals), for "did you mean" in errors (strata-connect uses it
+// for its STRATA_CONNECTORS_ variables).
+func NearestName(name string, candidates []string) string {
+	best, bestDistance := "", -1
+	for _, c := range candidates {
+		if d := editDistance(name, c); bestDistance < 0 || d < bestDistance {
+			best, bestDistance = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diagonal := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			above := row[j]
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			row[j] = min(row[j]+1, row[j-1]+1, diagonal+cost)
+			diagonal = above
+		}
+	}
+	return row[len(b)]
 }
 
 // setField parses text into a leaf field of the config.

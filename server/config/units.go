@@ -3,48 +3,20 @@ package config
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/stratabroker/strata/net/units"
 )
 
 // ByteSize is a size in bytes, written in TOML as an integer or a string
-// such as "1 MiB", "512 KB" or "4GiB".
+// such as "1 MiB", "512 KB" or "1.5 GiB", read by net/units (the parser
+// the CLI, the connectors and the HTTP API use too).
 type ByteSize uint64
 
-// byteUnits maps unit suffixes (lower case) to their multipliers.
-var byteUnits = []struct {
-	suffix string
-	factor uint64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000}, {"tb", 1000 * 1000 * 1000 * 1000},
-	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
-}
-
-// ParseByteSize parses "1048576", "1 MiB", "512KB" and similar.
-func ParseByteSize(text string) (uint64, error) {
-	s := strings.ToLower(strings.TrimSpace(text))
-	factor := uint64(1)
-	for _, u := range byteUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			factor = u.factor
-			s = strings.TrimSpace(strings.TrimSuffix(s, u.suffix))
-			break
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a byte size", text)
-	}
-	if n != 0 && n*factor/n != factor {
-		return 0, fmt.Errorf("%q overflows", text)
-	}
-	return n * factor, nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler for TOML strings.
+// UnmarshalText implements encoding.TextUnmarshaler (TOML strings and
+// environment overrides).
 func (b *ByteSize) UnmarshalText(text []byte) error {
-	n, err := ParseByteSize(string(text))
+	n, err := units.ParseBytes(string(text))
 	if err != nil {
 		return err
 	}
@@ -73,41 +45,13 @@ func (b ByteSize) MarshalText() ([]byte, error) {
 	return []byte(strconv.FormatUint(uint64(b), 10)), nil
 }
 
-// Duration is a time span written as "30 s", "5 min", "250 ms", "1h".
+// Duration is a time span written as a string such as "30 s", "5 min",
+// "250 ms" or "1h 30m", read by net/units.
 type Duration time.Duration
-
-// durationUnits maps unit words to their length, longest first.
-var durationUnits = []struct {
-	suffix string
-	unit   time.Duration
-}{
-	{"minutes", time.Minute}, {"minute", time.Minute}, {"min", time.Minute}, {"m", time.Minute},
-	{"seconds", time.Second}, {"second", time.Second}, {"secs", time.Second}, {"sec", time.Second},
-	{"ms", time.Millisecond}, {"us", time.Microsecond}, {"hours", time.Hour}, {"hour", time.Hour},
-	{"h", time.Hour}, {"s", time.Second},
-}
-
-// ParseDuration parses "30 s", "5 min", "250ms" or a Go duration string.
-func ParseDuration(text string) (time.Duration, error) {
-	s := strings.ToLower(strings.TrimSpace(text))
-	if d, err := time.ParseDuration(strings.ReplaceAll(s, " ", "")); err == nil {
-		return d, nil
-	}
-	for _, u := range durationUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			n, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), 10, 32)
-			if err != nil {
-				break
-			}
-			return time.Duration(n) * u.unit, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not a duration", text)
-}
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (d *Duration) UnmarshalText(text []byte) error {
-	v, err := ParseDuration(string(text))
+	v, err := units.ParseDuration(string(text))
 	if err != nil {
 		return err
 	}
@@ -115,7 +59,25 @@ func (d *Duration) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// MarshalText writes the duration in Go syntax.
+// UnmarshalTOML accepts a string, or the integer 0: any other bare
+// number has no unit to say what it counts.
+func (d *Duration) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		return d.UnmarshalText([]byte(x))
+	case int64:
+		if x == 0 {
+			*d = 0
+			return nil
+		}
+		return fmt.Errorf("duration %d has no unit: write a string such as \"%d s\" or \"%d ms\"", x, x, x)
+	default:
+		return fmt.Errorf("duration must be a string such as \"30 s\", not %T", v)
+	}
+}
+
+// MarshalText writes the duration as units.FormatDuration does ("30s",
+// "1h 30m"), which reads back exactly.
 func (d Duration) MarshalText() ([]byte, error) {
-	return []byte(time.Duration(d).String()), nil
+	return []byte(units.FormatDuration(units.Duration(d))), nil
 }

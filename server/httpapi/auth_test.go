@@ -134,9 +134,12 @@ func TestPersonalAccessTokens(t *testing.T) {
 	h.expect(http.StatusOK, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever", "expiry": 0})
 	h.expectError(http.StatusBadRequest, 50, "POST", "/personal-access-tokens", tok, map[string]any{"name": "x"})
 	h.expectError(http.StatusBadRequest, 51, "POST", "/personal-access-tokens", tok, map[string]any{"name": "forever"})
+	// Expiries are read by net/units, as in the config and the CLI.
+	h.expect(http.StatusOK, "POST", "/personal-access-tokens", tok, map[string]any{"name": "weekly", "expiry": "1.5 weeks"})
+	h.expectError(http.StatusBadRequest, 56, "POST", "/personal-access-tokens", tok, map[string]any{"name": "hourly", "expiry": "1 HOUR"})
 	var list []patJSON
 	h.expect(http.StatusOK, "GET", "/personal-access-tokens", tok, nil).decode(t, &list)
-	if len(list) != 2 {
+	if len(list) != 3 {
 		t.Fatalf("tokens %+v", list)
 	}
 	for _, p := range list {

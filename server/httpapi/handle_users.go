@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stratabroker/strata/net/units"
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server"
 )
@@ -243,11 +244,11 @@ func parsePATExpiry(raw json.RawMessage) (uint64, error) {
 	case "", "0", "never", "never_expire", "unlimited", "none":
 		return 0, nil
 	}
-	v, err := wire.ParseHumantime(s)
+	d, err := units.ParseDuration(s)
 	if err != nil {
 		return 0, &apiError{code: wire.ErrInvalidPersonalAccessTokenExpiry, field: "expiry", reason: err.Error()}
 	}
-	return v, nil
+	return d.Micros(), nil
 }
 
 // createPAT handles POST /personal-access-tokens.

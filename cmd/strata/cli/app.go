@@ -242,7 +242,8 @@ server could not be reached or the connection broke.`,
 	pf.StringVar(&a.transport, "transport", "", "transport: tcp, tls, quic, ws or wss (default: the address scheme, else tcp; env STRATA_TRANSPORT)")
 	pf.StringVar(&a.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server certificate (tls, wss, quic; env STRATA_TLS_CA)")
 	pf.BoolVar(&a.tlsInsecure, "tls-insecure", false, "skip verification of the server certificate (development only; env STRATA_TLS_INSECURE)")
-	pf.DurationVar(&a.connectTimeout, "connect-timeout", connectTimeoutDefault, "give up connecting after this long (env STRATA_CONNECT_TIMEOUT)")
+	a.connectTimeout = connectTimeoutDefault
+	pf.Var(durationFlag{&a.connectTimeout}, "connect-timeout", `give up connecting after this long, such as "5s" or "500 ms" (env STRATA_CONNECT_TIMEOUT)`)
 	pf.StringVar(&a.contextName, "context", "", "saved context to take unset connection settings from (env STRATA_CONTEXT)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (one JSON object per line)")
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/net/units"
 )
 
 // Saved contexts, as `nats context` and `iggy context` keep them: named
@@ -191,11 +193,11 @@ func (a *app) resolve() error {
 		a.tlsInsecure, hasInsecure = b, true
 	}
 	if v := a.Getenv("STRATA_CONNECT_TIMEOUT"); v != "" && !changed("connect-timeout") {
-		d, err := time.ParseDuration(v)
+		d, err := units.ParseDuration(v)
 		if err != nil {
 			return usagef("STRATA_CONNECT_TIMEOUT must be a duration such as 5s, got %q", v)
 		}
-		a.connectTimeout = d
+		a.connectTimeout = time.Duration(d)
 	}
 	if a.connectTimeout <= 0 {
 		return usagef("--connect-timeout must be positive")

@@ -406,7 +406,8 @@ single polled message round-trips a file sent with --input-file.
 	fs.StringVar(&f.consumer, "consumer", "0", "consumer id or name (for --next and --auto-commit)")
 	fs.BoolVar(&f.autoCommit, "auto-commit", false, "store the last returned offset for the consumer")
 	fs.BoolVar(&f.follow, "follow", false, "keep polling for new messages until interrupted")
-	fs.DurationVar(&f.interval, "interval", 500*time.Millisecond, "pause between polls that return nothing (--follow)")
+	f.interval = 500 * time.Millisecond
+	fs.Var(durationFlag{&f.interval}, "interval", `pause between polls that return nothing (--follow), such as "500ms" or "2 s"`)
 	fs.BoolVar(&f.showHeaders, "show-headers", false, "add a HEADERS column to the table (JSON always has them)")
 	fs.StringVar(&f.outputFile, "output-file", "", "write the payloads to this file instead of printing the messages")
 	return cmd

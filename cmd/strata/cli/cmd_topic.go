@@ -45,15 +45,24 @@ func (f *topicFlags) options(create bool) (client.Options, error) {
 		o = o.With(client.OptionCompression, client.StringValue(c))
 	}
 	if f.messageExpiry != "" {
+		if err := checkOption("--message-expiry", f.messageExpiry, parseDurationText, expiryWords...); err != nil {
+			return nil, err
+		}
 		o = o.With(client.OptionMessageExpiry, sizeOrText(f.messageExpiry, "never"))
 	}
 	if f.maxTopicSize != "" {
+		if err := checkOption("--max-topic-size", f.maxTopicSize, parseBytesText, sizeWords...); err != nil {
+			return nil, err
+		}
 		o = o.With(client.OptionMaxTopicSize, sizeOrText(f.maxTopicSize, "unlimited"))
 	}
 	if !create {
 		return o, nil
 	}
 	if f.segmentSize != "" {
+		if err := checkOption("--segment-size", f.segmentSize, parseBytesText); err != nil {
+			return nil, err
+		}
 		o = o.With(client.OptionSegmentSize, sizeOrText(f.segmentSize, ""))
 	}
 	for _, d := range []struct{ flag, key, value string }{

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -267,28 +266,29 @@ The raw token is printed once, at creation.
   strata pat list
   strata pat delete ci`,
 	}
-	var expiry time.Duration
+	var expiry string
 	create := &cobra.Command{
 		Use:     "create NAME",
 		Aliases: aliasesCreate,
 		Short:   "Create a token and print it",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if expiry < 0 {
-				return usagef("--expiry must not be negative")
+			expiryMicros, err := patExpiry(expiry)
+			if err != nil {
+				return err
 			}
 			c, err := a.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
-			token, err := c.CreatePersonalAccessToken(cmd.Context(), args[0], uint64(expiry.Microseconds()))
+			token, err := c.CreatePersonalAccessToken(cmd.Context(), args[0], expiryMicros)
 			if err != nil {
 				return err
 			}
 			return a.printer().message(createdToken{Name: args[0], Token: token}, token)
 		},
 	}
-	create.Flags().DurationVar(&expiry, "expiry", 0, "lifetime such as 720h (0 = never expires)")
+	create.Flags().StringVar(&expiry, "expiry", "", `lifetime such as "30 days" or "720h" (empty, 0 or never: never expires)`)
 	cmd.AddCommand(create, &cobra.Command{
 		Use:     "list",
 		Aliases: aliasesList,

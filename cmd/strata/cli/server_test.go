@@ -213,3 +213,45 @@ func lastField(s string) string {
 	}
 	return fields[len(fields)-1]
 }
+
+// TestCLISizesAndDurations: size and duration flags are read by
+// net/units, the parser of the server's config, so the forms that work
+// for one flag work for all (`pat create --expiry "30 days"` failed where
+// `--message-expiry "7 days"` worked), and a bad value is a usage error
+// naming the flag, before anything is sent.
+func TestCLISizesAndDurations(t *testing.T) {
+	r := runner{t: t, addr: realServer(t)}
+	r.ok("pat", "create", "monthly", "--expiry", "30 days")
+	r.ok("pat", "create", "daily", "--expiry", "1.5 days")
+	r.ok("pat", "create", "forever", "--expiry", "never")
+	list := jsonLines(t, r.ok("--output", "json", "pat", "list"))
+	if len(list) != 3 {
+		t.Fatalf("pat list: %+v", list)
+	}
+	r.ok("stream", "create", "s")
+	r.ok("topic", "create", "s", "t", "--message-expiry", "30 days", "--segment-size", "1.5 MiB", "--max-topic-size", "1.5 GiB")
+	topic := jsonLines(t, r.ok("--output", "json", "topic", "get", "s", "t"))[0]
+	if fmt.Sprint(topic["message_expiry"]) != fmt.Sprint(float64(30*86400e6)) || fmt.Sprint(topic["max_topic_size"]) != fmt.Sprint(float64(3<<29)) {
+		t.Fatalf("topic: expiry %v size %v", topic["message_expiry"], topic["max_topic_size"])
+	}
+	r.ok("message", "send", "s", "t", "--partition", "0", "one")
+	r.ok("message", "poll", "s", "t", "--partition", "0", "--first", "--count", "1", "--interval", "250 ms")
+	for _, c := range []struct {
+		fragment string
+		args     []string
+	}{
+		{"--expiry", []string{"pat", "create", "x", "--expiry", "30 dayz"}},
+		{"--message-expiry", []string{"topic", "create", "s", "u", "--message-expiry", "7 dayz"}},
+		{"--segment-size", []string{"topic", "create", "s", "u", "--segment-size", "4 mb"}},
+		{"--max-topic-size", []string{"topic", "create", "s", "u", "--max-topic-size", "lots"}},
+		{"interval", []string{"message", "poll", "s", "t", "--partition", "0", "--interval", "5 MIN"}},
+	} {
+		_, errOut, code := r.run("", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.fragment) {
+			t.Errorf("%v: exit %d %q; want 2 naming %s", c.args, code, errOut, c.fragment)
+		}
+	}
+	if out := r.ok("topic", "list", "s"); strings.Contains(out, " u ") {
+		t.Fatalf("a refused topic was created: %q", out)
+	}
+}
