@@ -167,7 +167,7 @@ func TestCorruptedPacketsAreRejected(t *testing.T) {
 	if res.Outcome.Kind != OutcomeOK || res.Process.CorruptedRejected == 0 || res.Completed == 0 {
 		t.Fatalf("outcome %s, %d corrupted packets rejected, %d completed", res.Outcome, res.Process.CorruptedRejected, res.Completed)
 	}
-	bugged := corruptingRun(vsr.BugAcceptCorruptMessage)
+	bugged := corruptingRun(vsr.BugAcceptCorruptBody)
 	if bugged.Outcome.Checker != "corruption" {
 		t.Fatalf("a replica that handles corrupted packets was not caught: %s", bugged.Outcome)
 	}

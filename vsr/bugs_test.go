@@ -21,7 +21,7 @@ func TestPlantedBugsFound(t *testing.T) {
 				t.Skip("needs a precise interleaving; TestViewChangeLogChoice scripts it")
 			case BugRecoverWithoutPrimary:
 				t.Skip("the window before repair fixes the adopted log is a few messages; left to the simulator's hunts")
-			case BugAcceptCorruptMessage, BugVoteBeforeDurableView:
+			case BugAcceptCorruptBody, BugVoteBeforeDurableView:
 				t.Skip("needs the simulator's corrupting network and its checks of what a message claims against the disk")
 			}
 			for seed := range uint64(plantedBugSeedsMax) {

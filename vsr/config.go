@@ -207,9 +207,10 @@ const (
 	// BugRecoverWithoutPrimary finishes recovery without waiting for the
 	// primary, adopting the shortest log among the responses.
 	BugRecoverWithoutPrimary
-	// BugAcceptCorruptMessage handles messages whose checksums do not
-	// match (a corrupted packet).
-	BugAcceptCorruptMessage
+	// BugAcceptCorruptBody handles a message whose body checksum does not
+	// match, as long as its header is intact (a packet corrupted in its
+	// body).
+	BugAcceptCorruptBody
 	// BugVoteBeforeDurableView sends DoViewChange (persisted) before the
 	// superblock recording the new view is durable.
 	BugVoteBeforeDurableView
@@ -224,7 +225,7 @@ var bugNames = []struct {
 	{BugViewChangeLogByOpOnly, "view-change-log-by-op-only"},
 	{BugForgetClientTableOnViewChange, "forget-client-table-on-view-change"},
 	{BugRecoverWithoutPrimary, "recover-without-primary"},
-	{BugAcceptCorruptMessage, "accept-corrupt-message"},
+	{BugAcceptCorruptBody, "accept-corrupt-body"},
 	{BugVoteBeforeDurableView, "vote-before-durable-view"},
 }
 

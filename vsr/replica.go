@@ -308,7 +308,7 @@ func (r *Replica) Step(m *Message) {
 	if r.status == StatusOpening || r.lastError != nil || m == nil {
 		return
 	}
-	if m.Cluster != r.cfg.Cluster || (!m.Valid() && !r.cfg.Bugs.Has(BugAcceptCorruptMessage)) {
+	if m.Cluster != r.cfg.Cluster || (!m.Valid() && !(r.cfg.Bugs.Has(BugAcceptCorruptBody) && m.validHeader())) {
 		return
 	}
 	defer r.assertInvariants()
