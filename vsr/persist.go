@@ -21,9 +21,9 @@ func (r *Replica) persist(op uint64) {
 		return
 	}
 	r.assertInWindow(op)
-	// A planted BugAcceptCorruptMessage takes this assertion out too, so
+	// A planted BugAcceptCorruptBody takes this assertion out too, so
 	// that the simulator's corruption check is what must find it.
-	if invariants && !r.cfg.Bugs.Has(BugAcceptCorruptMessage) && (!e.prepare.Valid() || e.prepare.Checksum != e.header.Checksum || e.prepare.Op != op) {
+	if invariants && !r.cfg.Bugs.Has(BugAcceptCorruptBody) && (!e.prepare.Valid() || e.prepare.Checksum != e.header.Checksum || e.prepare.Op != op) {
 		panic(fmt.Sprintf("vsr: journal write of an invalid prepare at op %d", op))
 	}
 	e.writing = true
