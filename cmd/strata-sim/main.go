@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/stratabroker/strata/cmd/internal/buildinfo"
+	"github.com/stratabroker/strata/cmd/internal/command"
 	"github.com/stratabroker/strata/sim"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -32,30 +37,78 @@ func main() {
 	os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// mainCode runs the command line with the shape every Strata binary has
+// (cmd/internal/command: --help and help CMD, --version and version,
+// completion, "did you mean" for a mistyped command) and returns the exit
+// status. strata-sim keeps its own codes (see the package doc): a usage
+// mistake is 1, because 2, 3 and 4 report what a run found.
 func mainCode(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, usage, strings.Join(vsr.BugNames(), ", "))
-		return 1
+	root := newRootCommand(stdout)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	command.Prepare(root, buildinfo.Read(root.Name()))
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return 0
 	}
-	var err error
-	code := 0
-	switch args[0] {
-	case "run":
-		code, err = cmdRun(args[1:], stdout)
-	case "swarm":
-		code, err = cmdSwarm(args[1:], stdout)
-	case "replay":
-		code, err = cmdReplay(args[1:], stdout)
-	default:
-		err = fmt.Errorf("unknown command %q", args[0])
+	var code command.ExitCode
+	if errors.As(err, &code) {
+		return int(code)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "strata-sim: %v\n", err)
-		if code == 0 {
-			code = 1
+	fmt.Fprintf(stderr, "strata-sim: %v\n", err)
+	return 1
+}
+
+// newRootCommand builds strata-sim's command tree. run, swarm and replay
+// parse their own flags (flag package, the same as scenario files name
+// them), so cobra hands them their arguments untouched.
+func newRootCommand(stdout io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strata-sim",
+		Short: "Run Strata's deterministic cluster simulator",
+		Long: `strata-sim runs Strata's deterministic cluster simulator: one seed (run),
+many seeds (swarm), or a scenario file (replay). The same seed gives the
+same run and the same trace hash.
+
+Exit status: 0 when every run passed, 2 for a safety violation, 3 for a
+liveness violation, 4 when the code under test panicked, 1 for usage
+errors and failed scenario expectations.
+
+` + fmt.Sprintf(usage, strings.Join(vsr.BugNames(), ", ")),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	sub := func(name, short string, run func([]string, io.Writer) (int, error)) *cobra.Command {
+		return &cobra.Command{
+			Use:                name + " [flags]",
+			Short:              short,
+			Long:               short + ".\n\n" + fmt.Sprintf(usage, strings.Join(vsr.BugNames(), ", ")) + "\nRun 'strata-sim " + name + " -h' for its flags.",
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				code, err := run(args, stdout)
+				if errors.Is(err, flag.ErrHelp) {
+					return nil // the flag set printed its flags
+				}
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "strata-sim: %v\n", err)
+					if code == 0 {
+						code = 1
+					}
+				}
+				if code != 0 {
+					return command.ExitCode(code)
+				}
+				return nil
+			},
 		}
 	}
-	return code
+	root.AddCommand(
+		sub("run", "Run one seed and print its parameters, counters and trace hash", cmdRun),
+		sub("swarm", "Run many seeds, each drawing its whole configuration, and print the coverage", cmdSwarm),
+		sub("replay", "Replay a scenario file (scenarios/*.txt) and check its expectations", cmdReplay),
+	)
+	return root
 }
 
 // bugFlag collects --bug values.

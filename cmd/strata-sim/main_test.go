@@ -12,8 +12,12 @@ import (
 )
 
 func TestUsageErrors(t *testing.T) {
+	// No arguments prints the help, as every binary of the family does.
+	var help, helpErr bytes.Buffer
+	if code := mainCode(nil, &help, &helpErr); code != 0 || !strings.Contains(help.String(), "strata-sim swarm") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q; want the help and exit 0", code, help.String(), helpErr.String())
+	}
 	for _, args := range [][]string{
-		nil,
 		{"frobnicate"},
 		{"run", "--bug", "no-such-bug"},
 		{"swarm", "--seeds", "0"},
