@@ -91,7 +91,7 @@ var coverageNames = [coverageEventCount]string{
 	"clogs",
 	"slow-disk runs",
 	"PrepareOks checked against the disk",
-	"DoViewChanges checked against the disk",
+	"DoViewChanges checked (acks, commits, disk)",
 	"view logs checked against the commits",
 }
 
