@@ -173,29 +173,54 @@ func TestCorruptedPacketsAreRejected(t *testing.T) {
 	}
 }
 
-// TestSendChecksCatchVotesAndAcksAheadOfTheDisk plants the two ordering
-// bugs the send checks exist for and checks each is caught by them (the
-// "send" checker) while the clean run passes.
+// TestSendChecksCatchVotesAndAcksAheadOfTheDisk hands the send checks a
+// vote and an ack that claim more than the replica's disk holds, and
+// checks each is reported; then plants the ordering bug the ack check
+// exists for and checks a run is caught by it while the clean run passes.
 func TestSendChecksCatchVotesAndAcksAheadOfTheDisk(t *testing.T) {
-	for _, bug := range []vsr.BugSet{vsr.BugVoteBeforeDurableView, vsr.BugAckPersistedBeforeSync} {
-		caught := 0
-		for seed := uint64(1); seed <= 4; seed++ {
-			p := QuietParams(seed, 3, 4, DurabilityPersisted)
-			p.IOLatencyTicksMax = 20
-			p.PartitionMode, p.PartitionPPM, p.UnpartitionPPM = PartitionIsolateOne, 3_000, 5_000
-			p.SafetyTicks = 3000
-			p.RequestsPerClient = 12 // fewer ops than journal slots
-			if clean := Run(Options{Params: p}); clean.Outcome.Kind != OutcomeOK {
-				t.Fatalf("seed %d without a bug: %s", seed, clean.Outcome)
-			}
-			res := Run(Options{Params: p, Bugs: bug})
-			if res.Outcome.Checker == "send" {
-				caught++
-			}
+	for _, tc := range []struct {
+		name string
+		msg  func(r *vsr.Replica) *vsr.Message
+		want string
+	}{
+		{"vote for a view not yet durable", func(r *vsr.Replica) *vsr.Message {
+			return &vsr.Message{Header: vsr.Header{Command: vsr.CommandDoViewChange, View: r.View() + 1, LogView: r.LogView(), Op: r.OpNumber(), Commit: r.CommitNumber()}}
+		}, "before its superblock recorded the view"},
+		{"ack of a prepare not yet durable", func(r *vsr.Replica) *vsr.Message {
+			return &vsr.Message{Header: vsr.Header{Command: vsr.CommandPrepareOk, View: r.View(), Op: r.OpNumber() + 1, Commit: r.CommitNumber(), Context: vsr.Uint128{Lo: 1}}}
+		}, "before its journal made the prepare durable"},
+	} {
+		p := QuietParams(1, 3, 2, DurabilityPersisted)
+		c, err := NewCluster(&p, 0, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if caught == 0 {
-			t.Errorf("bug %d not caught by the send checks in 4 seeds", bug)
+		for range 300 {
+			c.Tick()
 		}
+		if c.violation != nil || c.replicas[1].Status() != vsr.StatusNormal {
+			t.Fatalf("%s: cluster not settled: %v %s", tc.name, c.violation, c.ReplicaSummary())
+		}
+		c.sends.OnSend(1, tc.msg(c.replicas[1]))
+		if err := c.sends.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: send check reported %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	caught := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		p := QuietParams(seed, 3, 4, DurabilityPersisted)
+		p.IOLatencyTicksMax = 20
+		p.SafetyTicks = 3000
+		p.RequestsPerClient = 12 // fewer ops than journal slots
+		if clean := Run(Options{Params: p}); clean.Outcome.Kind != OutcomeOK {
+			t.Fatalf("seed %d without a bug: %s", seed, clean.Outcome)
+		}
+		if res := Run(Options{Params: p, Bugs: vsr.BugAckPersistedBeforeSync}); res.Outcome.Checker == "send" {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Error("acks before the journal sync not caught by the send checks in 4 seeds")
 	}
 }
 
