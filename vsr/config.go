@@ -53,6 +53,12 @@ var ErrConfig = errors.New("vsr: invalid config")
 type Config struct {
 	// Cluster identifies the cluster; every message carries it.
 	Cluster uint64
+	// Group identifies the replica's consensus group within the cluster
+	// (one metadata group, one group per partition); every message, the
+	// root of the log and the superblock carry it, and the primary of view
+	// v is replica (v + Group) % ReplicaCount, so that groups spread their
+	// primaries over the replicas.
+	Group uint64
 	// ReplicaCount is the number of replicas, 1..ReplicaCountMax.
 	ReplicaCount uint8
 	// ReplicaIndex is this replica's index, 0..ReplicaCount-1.

@@ -96,7 +96,7 @@ const HeaderSize = 256
 
 // headerUsedSize is the number of header bytes carrying fields; the rest is
 // reserved and must be zero.
-const headerUsedSize = 160
+const headerUsedSize = 168
 
 // MessageSizeMaxLimit bounds Config.MessageSizeMax (header included).
 const MessageSizeMaxLimit = 16 << 20
@@ -154,6 +154,11 @@ type Header struct {
 	Session uint64
 	// CheckpointOp is the op of the sender's latest checkpoint.
 	CheckpointOp uint64
+	// Group identifies the consensus group within the cluster (the
+	// metadata group, or one partition's group); replicas drop messages of
+	// another group. Group 0 encodes as the bytes that were reserved
+	// before groups existed, so its messages are unchanged.
+	Group uint64
 }
 
 // Message is a Header and its body.
@@ -285,6 +290,7 @@ func (h *Header) encode(b []byte) {
 	le.PutUint64(b[136:], h.Request)
 	le.PutUint64(b[144:], h.Session)
 	le.PutUint64(b[152:], h.CheckpointOp)
+	le.PutUint64(b[160:], h.Group)
 	clear(b[headerUsedSize:HeaderSize])
 }
 
@@ -309,6 +315,7 @@ func (h *Header) decode(b []byte) {
 	h.Request = le.Uint64(b[136:])
 	h.Session = le.Uint64(b[144:])
 	h.CheckpointOp = le.Uint64(b[152:])
+	h.Group = le.Uint64(b[160:])
 }
 
 // String renders the header fields that matter for the command, for traces.

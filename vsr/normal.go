@@ -88,7 +88,7 @@ func (r *Replica) resendReply(e *clientEntry) {
 }
 
 func (r *Replica) sendEviction(client Uint128) {
-	m := &Message{Header: Header{Command: CommandEviction, Cluster: r.cfg.Cluster, Replica: r.cfg.ReplicaIndex, View: r.view, Client: client}}
+	m := &Message{Header: Header{Command: CommandEviction, Cluster: r.cfg.Cluster, Group: r.cfg.Group, Replica: r.cfg.ReplicaIndex, View: r.view, Client: client}}
 	m.Seal()
 	r.network.SendToClient(client, m)
 }
@@ -109,6 +109,7 @@ func (r *Replica) prepareRequest(m *Message) {
 		Header: Header{
 			Command:   CommandPrepare,
 			Cluster:   r.cfg.Cluster,
+			Group:     r.cfg.Group,
 			Replica:   r.cfg.ReplicaIndex,
 			View:      r.view,
 			Op:        r.op + 1,
@@ -440,6 +441,7 @@ func (r *Replica) makeReply(p *Message, body []byte) *Message {
 		Header: Header{
 			Command:   CommandReply,
 			Cluster:   r.cfg.Cluster,
+			Group:     r.cfg.Group,
 			Replica:   r.cfg.ReplicaIndex,
 			View:      r.view,
 			Op:        p.Op,

@@ -117,6 +117,9 @@ type Replica struct {
 
 	// lastError is the first storage error the replica could not handle.
 	lastError error
+	// foreignGroup counts messages of this cluster addressed to another
+	// group, dropped by Step.
+	foreignGroup uint64
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
@@ -152,7 +155,7 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 		viewChangeQuorum:  ViewChangeQuorum(int(cfg.ReplicaCount)),
 		status:            StatusOpening,
 	}
-	r.rootHeader = rootHeader(cfg.Cluster)
+	r.rootHeader = rootHeader(cfg.Cluster, cfg.Group)
 	r.checkpointHeader = r.rootHeader
 	r.log.init(cfg.JournalSlots)
 	r.clients.init(int(cfg.ClientsMax))
@@ -160,9 +163,10 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	return r, nil
 }
 
-// rootHeader returns the header of op 0, the root of every log's chain.
-func rootHeader(cluster uint64) Header {
-	m := Message{Header: Header{Command: CommandPrepare, Cluster: cluster, Operation: OperationRoot}}
+// rootHeader returns the header of op 0, the root of every log's chain. It
+// names the group, so that no log of one group chains onto another's.
+func rootHeader(cluster, group uint64) Header {
+	m := Message{Header: Header{Command: CommandPrepare, Cluster: cluster, Group: group, Operation: OperationRoot}}
 	m.Seal()
 	return m.Header
 }
@@ -222,6 +226,13 @@ func (r *Replica) CheckpointOp() uint64 { return r.checkpointOp }
 func (r *Replica) Primary() bool {
 	return r.status == StatusNormal && r.primaryIndex(r.view) == r.cfg.ReplicaIndex
 }
+
+// Group returns the replica's consensus group.
+func (r *Replica) Group() uint64 { return r.cfg.Group }
+
+// ForeignGroupMessages returns how many messages of this cluster but of
+// another group Step dropped (a misrouted message, for the host's metrics).
+func (r *Replica) ForeignGroupMessages() uint64 { return r.foreignGroup }
 
 // Err returns the first storage error the replica could not recover from,
 // or nil. A replica with an error stops acknowledging and voting.
@@ -311,6 +322,10 @@ func (r *Replica) Step(m *Message) {
 	if m.Cluster != r.cfg.Cluster || (!m.Valid() && !(r.cfg.Bugs.Has(BugAcceptCorruptBody) && m.validHeader())) {
 		return
 	}
+	if m.Group != r.cfg.Group {
+		r.foreignGroup++
+		return
+	}
 	defer r.assertInvariants()
 	if m.Command != CommandRequest && m.Replica >= r.cfg.ReplicaCount {
 		return
@@ -366,18 +381,23 @@ func (r *Replica) Step(m *Message) {
 	}
 }
 
+// stamp marks m as this replica's: its cluster, group and index.
+func (r *Replica) stamp(m *Message) {
+	m.Cluster = r.cfg.Cluster
+	m.Group = r.cfg.Group
+	m.Replica = r.cfg.ReplicaIndex
+}
+
 // send seals m as coming from this replica and sends it to replica to.
 func (r *Replica) send(to uint8, m *Message) {
-	m.Cluster = r.cfg.Cluster
-	m.Replica = r.cfg.ReplicaIndex
+	r.stamp(m)
 	m.Seal()
 	r.network.SendToReplica(to, m)
 }
 
 // broadcast sends a copy of m to every other replica.
 func (r *Replica) broadcast(m *Message) {
-	m.Cluster = r.cfg.Cluster
-	m.Replica = r.cfg.ReplicaIndex
+	r.stamp(m)
 	m.Seal()
 	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
 		if i != r.cfg.ReplicaIndex {

@@ -90,8 +90,7 @@ func (r *Replica) maybeSendDoViewChange() {
 	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
 	primary := r.primaryIndex(r.view)
 	if primary == r.cfg.ReplicaIndex {
-		dvc.Cluster = r.cfg.Cluster
-		dvc.Replica = r.cfg.ReplicaIndex
+		r.stamp(dvc)
 		dvc.Seal()
 		r.recordDoViewChange(dvc)
 		return
