@@ -100,8 +100,7 @@ func (c *Client) start(m *Message) {
 
 func (c *Client) transmit() {
 	m := c.inflight.Clone()
-	n := uint64(c.cfg.ReplicaCount)
-	target := uint8((c.view%n + c.cfg.Group%n + c.attempt%n) % n)
+	target := PrimaryIndex(c.view+c.attempt%uint64(c.cfg.ReplicaCount), c.cfg.Group, c.cfg.ReplicaCount)
 	m.Replica = target
 	m.View = c.view
 	m.Seal()

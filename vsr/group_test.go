@@ -137,3 +137,27 @@ func TestSuperblockOfAnotherGroupRefused(t *testing.T) {
 	// The right group opens it.
 	c.start(0)
 }
+
+// TestPrimariesSpreadByGroup checks that the primary of view v in group g
+// is replica (v + g) % n, in a running cluster and as PrimaryIndex says.
+func TestPrimariesSpreadByGroup(t *testing.T) {
+	for group := uint64(0); group < 4; group++ {
+		c := newTestCluster(t, groupTestConfig(3, group))
+		want := int(group % 3)
+		for i, n := range c.nodes {
+			if n.replica.Primary() != (i == want) {
+				t.Fatalf("group %d: replica %d primary=%v, want replica %d primary of view 0", group, i, n.replica.Primary(), want)
+			}
+		}
+		// A view change moves the primary on to the next replica.
+		c.crash(want)
+		c.tick(400)
+		next := (want + 1) % 3
+		if !c.nodes[next].replica.Primary() || c.nodes[next].replica.View() != 1 {
+			t.Fatalf("group %d after the primary crashed:\n%s", group, c.status())
+		}
+	}
+	if PrimaryIndex(1<<63, 1<<63, 3) != uint8(((1<<63)%3+(1<<63)%3)%3) {
+		t.Fatal("PrimaryIndex overflows")
+	}
+}

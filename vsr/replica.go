@@ -261,7 +261,15 @@ func (r *Replica) Committed(op uint64) (CommittedEntry, bool) {
 }
 
 func (r *Replica) primaryIndex(view uint64) uint8 {
-	return uint8(view % uint64(r.cfg.ReplicaCount))
+	return PrimaryIndex(view, r.cfg.Group, r.cfg.ReplicaCount)
+}
+
+// PrimaryIndex returns the primary of view in group: (view + group) %
+// replicaCount, so that groups whose views are all 0 are led by different
+// replicas (group 0 by replica 0, as before groups existed).
+func PrimaryIndex(view, group uint64, replicaCount uint8) uint8 {
+	n := uint64(replicaCount)
+	return uint8((view%n + group%n) % n)
 }
 
 func (r *Replica) isPrimaryOf(view uint64) bool {
