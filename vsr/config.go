@@ -102,10 +102,29 @@ type Config struct {
 	// RecoveryTimeoutTicks is how often a recovering replica resends
 	// Recovery.
 	RecoveryTimeoutTicks uint64
+	// Sessionless names the operations that need no session: at-least-once
+	// operations (the partition plane's sends and offset stores) that are
+	// never deduplicated by request number. A request of one needs no
+	// registered client, is never answered from the reply cache, and
+	// commits as a new op every time it arrives, a replay of the same
+	// request number included; its reply goes to its client id. The other
+	// operations keep the client table's exactly-once sessions (the
+	// metadata plane). Only operations from OperationUserMin may be named.
+	Sessionless OperationSet
 	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
 	// --bug flag set it; production code must leave it zero.
 	Bugs BugSet
 }
+
+// OperationSet is a set of operation numbers (a bitmap, comparable and
+// free of functions so that a Config stays plain data).
+type OperationSet [4]uint64
+
+// Add puts operation into the set.
+func (s *OperationSet) Add(operation uint8) { s[operation/64] |= 1 << (operation % 64) }
+
+// Has reports whether operation is in the set.
+func (s *OperationSet) Has(operation uint8) bool { return s[operation/64]&(1<<(operation%64)) != 0 }
 
 // DefaultConfig returns a Config with the default limits for a replica of a
 // cluster of replicaCount.
@@ -159,6 +178,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: zero timeout", ErrConfig)
 	case c.Durability > Persisted:
 		return fmt.Errorf("%w: durability %d", ErrConfig, c.Durability)
+	case c.Sessionless[0]&(1<<OperationUserMin-1) != 0:
+		return fmt.Errorf("%w: sessionless operations below %d", ErrConfig, OperationUserMin)
 	}
 	return nil
 }

@@ -16,6 +16,11 @@ func (r *Replica) onRequest(m *Message) {
 	if len(m.Body)+HeaderSize > int(r.cfg.MessageSizeMax) {
 		return
 	}
+	if r.cfg.Sessionless.Has(m.Operation) {
+		// At-least-once: no session, no dedup; every arrival is a new op.
+		r.admitRequest(m)
+		return
+	}
 	e := r.clients.get(m.Client)
 	if m.Operation == OperationRegister {
 		// A client registers once per id. A register for a session that
@@ -51,6 +56,11 @@ func (r *Replica) onRequest(m *Message) {
 	if r.requestInFlight(m) {
 		return
 	}
+	r.admitRequest(m)
+}
+
+// admitRequest prepares m, or queues it behind a full pipeline.
+func (r *Replica) admitRequest(m *Message) {
 	if r.pipelineFull(uint64(m.EncodedSize())) {
 		if len(r.requestQueue) < int(r.cfg.RequestQueueMax) {
 			r.requestQueue = append(r.requestQueue, m.Clone())
@@ -61,18 +71,19 @@ func (r *Replica) onRequest(m *Message) {
 }
 
 // requestInFlight reports whether a request of m's client with the same or
-// a later number is already prepared but uncommitted, or queued.
+// a later number is already prepared but uncommitted, or queued. Sessionless
+// requests carry no meaningful number and never count.
 func (r *Replica) requestInFlight(m *Message) bool {
 	for op := r.commitMin + 1; op <= r.op; op++ {
 		h, ok := r.header(op)
-		if ok && h.Client == m.Client && h.Request >= m.Request && h.Operation != OperationRoot {
+		if ok && h.Client == m.Client && h.Request >= m.Request && h.Operation != OperationRoot && !r.cfg.Sessionless.Has(h.Operation) {
 			if h.Operation == OperationRegister || m.Operation != OperationRegister {
 				return true
 			}
 		}
 	}
 	for _, q := range r.requestQueue {
-		if q.Client == m.Client && q.Request >= m.Request {
+		if q.Client == m.Client && q.Request >= m.Request && !r.cfg.Sessionless.Has(q.Operation) {
 			return true
 		}
 	}
@@ -418,6 +429,10 @@ func (r *Replica) apply(p *Message) *Message {
 		e.reply.Session = p.Op
 		e.reply.Seal()
 		return e.reply.Clone()
+	case r.cfg.Sessionless.Has(p.Operation):
+		// Never deduplicated, never cached: the client table is the
+		// sessioned operations' alone.
+		return r.makeReply(p, r.sm.Apply(p.Op, p.Timestamp, p.Operation, p.Body))
 	case p.Operation >= OperationUserMin:
 		e := r.clients.get(p.Client)
 		if e != nil && p.Request <= e.request {
