@@ -138,6 +138,10 @@ func (c *Client) OnMessage(m *Message) (*Message, error) {
 		if c.inflight == nil || m.Request != c.inflight.Request || m.Operation != c.inflight.Operation {
 			return nil, nil
 		}
+		if m.Disposition != DispositionNone {
+			// Not committed here: the request timeout resends it.
+			return nil, nil
+		}
 		if m.View > c.view {
 			c.view = m.View
 		}

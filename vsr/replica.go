@@ -324,7 +324,7 @@ func (r *Replica) Tick() {
 // Step handles one message from a peer or a client. The replica does not
 // keep m beyond the call (it clones what it stores).
 func (r *Replica) Step(m *Message) {
-	if r.status == StatusOpening || r.lastError != nil || m == nil {
+	if m == nil {
 		return
 	}
 	if m.Cluster != r.cfg.Cluster || (!m.Valid() && !(r.cfg.Bugs.Has(BugAcceptCorruptBody) && m.validHeader())) {
@@ -332,6 +332,12 @@ func (r *Replica) Step(m *Message) {
 	}
 	if m.Group != r.cfg.Group {
 		r.foreignGroup++
+		return
+	}
+	if r.status == StatusOpening || r.lastError != nil {
+		if m.Command == CommandRequest {
+			r.answer(m, DispositionNotPrimary)
+		}
 		return
 	}
 	defer r.assertInvariants()
@@ -357,6 +363,9 @@ func (r *Replica) Step(m *Message) {
 		return
 	}
 	if r.status == StatusRecovering {
+		if m.Command == CommandRequest {
+			r.answer(m, DispositionViewChange)
+		}
 		return
 	}
 	switch m.Command {

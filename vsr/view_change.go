@@ -19,11 +19,11 @@ func (r *Replica) startViewChange(view uint64) {
 	if view < r.view || (view == r.view && r.status == StatusViewChange) {
 		return
 	}
+	r.abandonRequests()
 	r.view = view
 	r.status = StatusViewChange
 	r.viewChange.reset()
 	r.viewChange.svcFrom = 1 << r.cfg.ReplicaIndex
-	r.requestQueue = r.requestQueue[:0]
 	r.timers.stopAll()
 	r.timers.viewChange.after = r.viewChangeTimeoutTicks()
 	r.timers.viewChange.start()
@@ -208,7 +208,7 @@ func (r *Replica) enterNormal() {
 	r.timers.stopAll()
 	r.viewChange.reset()
 	r.ackedOp = 0
-	r.requestQueue = r.requestQueue[:0]
+	r.abandonQueue()
 	if r.cfg.Bugs.Has(BugForgetClientTableOnViewChange) {
 		r.clients.forgetRequests()
 	}
@@ -233,6 +233,7 @@ func (r *Replica) onStartView(m *Message) {
 	if err != nil || headers[len(headers)-1].Op != m.Op {
 		return
 	}
+	r.abandonRequests() // a primary of an older view learns of this one
 	r.advanceCommitMax(m.Commit)
 	if !r.chainHoldable(headers, m.Op) {
 		r.syncTo(m.View, r.chainConnects(headers), m.Op)
