@@ -73,6 +73,10 @@ type Config struct {
 	// MessageSizeMax bounds every message, header included; a multiple of
 	// SectorSize.
 	MessageSizeMax uint32
+	// CheckpointSizeMax bounds a checkpoint (client table and state
+	// machine), a multiple of SectorSize; zero means 64 * MessageSizeMax.
+	// ZoneCheckpoint holds two of them.
+	CheckpointSizeMax uint64
 	// PipelinePrepareMax bounds the uncommitted prepares of a primary.
 	PipelinePrepareMax uint32
 	// RequestQueueMax bounds the requests a primary queues behind a full
@@ -164,8 +168,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: journal slots %d must be at least 4 * pipeline %d", ErrConfig, c.JournalSlots, c.PipelinePrepareMax)
 	case c.MessageSizeMax < 2*SectorSize || c.MessageSizeMax > MessageSizeMaxLimit || c.MessageSizeMax%SectorSize != 0:
 		return fmt.Errorf("%w: message size max %d", ErrConfig, c.MessageSizeMax)
-	case c.WALBytesMax < 4*uint64(c.PipelinePrepareMax)*uint64(c.MessageSizeMax):
-		return fmt.Errorf("%w: wal bytes max %d below 4 pipelines of maximal messages", ErrConfig, c.WALBytesMax)
+	case c.WALBytesMax < 2*uint64(c.MessageSizeMax):
+		// A checkpoint starts at half of WALBytesMax, so a prepare of the
+		// largest size is admitted once the checkpoint below it is taken.
+		return fmt.Errorf("%w: wal bytes max %d below 2 maximal messages of %d", ErrConfig, c.WALBytesMax, c.MessageSizeMax)
+	case c.CheckpointSizeMax%SectorSize != 0:
+		return fmt.Errorf("%w: checkpoint size max %d not a multiple of %d", ErrConfig, c.CheckpointSizeMax, SectorSize)
 	case c.RequestQueueMax > RequestQueueMaxLimit:
 		return fmt.Errorf("%w: request queue max %d", ErrConfig, c.RequestQueueMax)
 	case c.CheckpointIntervalOps > c.JournalSlots-2*uint64(c.PipelinePrepareMax):
@@ -196,14 +204,23 @@ func (c *Config) checkpointIntervalOps() uint64 {
 }
 
 // ZoneSize returns the bytes a Storage must provide for zone under c; the
-// simulator and production size their storage with it.
+// simulator and production size their storage with it. A replicated
+// replica never touches the journal zones (its prepares stay in memory),
+// so it needs none: only a persisted journal is sized from slots times the
+// message size.
 func (c *Config) ZoneSize(zone Zone) uint64 {
 	switch zone {
 	case ZoneSuperblock:
 		return superblockCopies * SectorSize
 	case ZoneWALHeaders:
+		if c.Durability != Persisted {
+			return 0
+		}
 		return c.JournalSlots * SectorSize
 	case ZoneWALPrepares:
+		if c.Durability != Persisted {
+			return 0
+		}
 		return c.JournalSlots * uint64(c.MessageSizeMax)
 	case ZoneCheckpoint:
 		return 2 * c.checkpointAreaSize()
@@ -213,6 +230,9 @@ func (c *Config) ZoneSize(zone Zone) uint64 {
 
 // checkpointAreaSize is the size of each of the two checkpoint areas.
 func (c *Config) checkpointAreaSize() uint64 {
+	if c.CheckpointSizeMax > 0 {
+		return c.CheckpointSizeMax
+	}
 	return uint64(c.MessageSizeMax) * 64
 }
 

@@ -160,8 +160,10 @@ const HeaderSize = 256
 // reserved and must be zero.
 const headerUsedSize = 168
 
-// MessageSizeMaxLimit bounds Config.MessageSizeMax (header included).
-const MessageSizeMaxLimit = 16 << 20
+// MessageSizeMaxLimit bounds Config.MessageSizeMax (header included): a
+// 64 MiB Iggy frame or batch (net/wire MaxFrameSize, BatchLengthMax) as a
+// prepare body plus the header, rounded up to a sector.
+const MessageSizeMaxLimit = 64<<20 + SectorSize
 
 // Errors returned by the codec.
 var (
