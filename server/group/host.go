@@ -171,6 +171,8 @@ type Host struct {
 	// held are committed replies waiting for their sync ticket.
 	held    []heldReply
 	durable uint64 // highest ticket reported durable
+	// failed is the first effect that could not be carried out.
+	failed error
 }
 
 type heldReply struct {
@@ -274,6 +276,14 @@ type View interface {
 // View returns the applied state, for reads on the owning goroutine.
 func (h *Host) View() View { return h.machine }
 
+// Err returns the first failure to carry out a committed operation's
+// effects (or to reset storage to a restored machine), or nil. The
+// machine is ahead of the partition's files from then on: the binding must
+// fence the partition (and, as the durability seed says, shut the server
+// down); the host itself keeps answering what vsr commits, with the
+// failure's status on the op that failed.
+func (h *Host) Err() error { return h.failed }
+
 // Replica returns the group's replica, for its status and counters.
 func (h *Host) Replica() *vsr.Replica { return h.replica }
 
@@ -317,9 +327,12 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 	for _, e := range h.machine.TakeEffects() {
 		ticket, code, err := h.b.Effects.CarryOut(h.machine, e)
 		if err != nil && out.err == nil {
-			out.code, out.err = code, err
+			out.code, out.err = code, fmt.Errorf("group %d: op %d: effect %d: %w", h.cfg.Replica.Group, op, e.Kind, err)
 		}
 		out.ticket = max(out.ticket, ticket)
+	}
+	if out.err != nil && h.failed == nil {
+		h.failed = out.err
 	}
 	a.last = out
 	return reply
@@ -337,7 +350,11 @@ func (a *machineAdapter) Restore(data []byte) error {
 func (a *machineAdapter) reset() error {
 	a.needsReset = false
 	if err := a.h.b.Effects.Reset(a.h.machine); err != nil {
-		return fmt.Errorf("group %d: reset storage: %w", a.h.cfg.Replica.Group, err)
+		err = fmt.Errorf("group %d: reset storage: %w", a.h.cfg.Replica.Group, err)
+		if a.h.failed == nil {
+			a.h.failed = err
+		}
+		return err
 	}
 	return nil
 }

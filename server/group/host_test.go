@@ -1,7 +1,9 @@
 package group_test
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -484,6 +486,51 @@ func TestDispositionCodes(t *testing.T) {
 	got := c.TakeReplies()
 	if len(got) != 1 || got[0].Code != 57 || got[0].Disposition != vsr.DispositionViewChange {
 		t.Fatalf("replica in a view change answered %+v\n%s", got, c.Status())
+	}
+}
+
+// TestFailedEffectIsReported fails the flush of a committed send: the send
+// is answered with the failure's status and the host reports the error
+// for the binding to fence the partition.
+func TestFailedEffectIsReported(t *testing.T) {
+	cfg := testConfig(1, 0, vsr.Replicated)
+	cfg.Partition.FlushEveryBatch = true
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	if a := w.send(0, 1); a.Code != wire.ErrorCodeOK || c.Nodes[0].Host.Err() != nil {
+		t.Fatalf("healthy send: %+v, err %v", a, c.Nodes[0].Host.Err())
+	}
+	disk := errors.New("disk full")
+	c.Nodes[0].Segments.FailNext = disk
+	a := w.send(0, 1)
+	if a.Code != wire.ErrCannotSaveMessagesToSegment || !errors.Is(a.Err, disk) || a.Op == 0 {
+		t.Fatalf("send whose flush failed: %+v", a)
+	}
+	if err := c.Nodes[0].Host.Err(); !errors.Is(err, disk) {
+		t.Fatalf("host error %v", err)
+	}
+}
+
+// TestIdleGroupMemory logs what an opened, idle group host costs, for the
+// idle-partition budget of issue 13 (a figure, not an assertion).
+func TestIdleGroupMemory(t *testing.T) {
+	for _, slots := range []uint64{1024, 64, 16} {
+		cfg := testConfig(1, 0, vsr.Replicated)
+		cfg.Replica.JournalSlots = slots
+		cfg.Replica.MessageSizeMax = 1 << 20 // a DoViewChange holds a journal of headers
+		const n = 100
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		clusters := make([]*grouptest.Cluster, n)
+		for i := range clusters {
+			clusters[i] = newCluster(t, cfg, false)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		t.Logf("journal slots %4d: %d bytes of heap per idle single-replica group (host, replica, machine, in-memory storage)",
+			slots, (after.HeapAlloc-before.HeapAlloc)/n)
+		runtime.KeepAlive(clusters)
 	}
 }
 

@@ -134,10 +134,16 @@ type Segments struct {
 	ticket  uint64
 	// Resets counts Reset calls (restores, or an empty start).
 	Resets int
+	// FailNext, when set, fails the next effect with it (a disk error).
+	FailNext error
 }
 
 // CarryOut implements group.Effects.
 func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, wire.ErrorCode, error) {
+	if err := s.FailNext; err != nil {
+		s.FailNext = nil
+		return 0, wire.ErrCannotSaveMessagesToSegment, err
+	}
 	switch e.Kind {
 	case partition.EffectFlush:
 		for _, b := range m.Unflushed() {
