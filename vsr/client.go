@@ -17,6 +17,8 @@ type ClientConfig struct {
 	ID Uint128
 	// Cluster is the cluster id.
 	Cluster uint64
+	// Group is the consensus group the client talks to.
+	Group uint64
 	// ReplicaCount is the number of replicas.
 	ReplicaCount uint8
 	// RequestTimeoutTicks is how long the client waits for a reply before
@@ -76,10 +78,10 @@ func (c *Client) Submit(operation uint8, body []byte) error {
 	if operation < OperationUserMin {
 		return ErrMessageInvalid
 	}
-	m := &Message{Header: Header{Command: CommandRequest, Cluster: c.cfg.Cluster, Client: c.cfg.ID, Operation: operation}, Body: append([]byte(nil), body...)}
+	m := &Message{Header: Header{Command: CommandRequest, Cluster: c.cfg.Cluster, Group: c.cfg.Group, Client: c.cfg.ID, Operation: operation}, Body: append([]byte(nil), body...)}
 	if !c.registered {
 		c.userOp = m
-		c.start(&Message{Header: Header{Command: CommandRequest, Cluster: c.cfg.Cluster, Client: c.cfg.ID, Operation: OperationRegister}})
+		c.start(&Message{Header: Header{Command: CommandRequest, Cluster: c.cfg.Cluster, Group: c.cfg.Group, Client: c.cfg.ID, Operation: OperationRegister}})
 		return nil
 	}
 	c.request++
@@ -98,7 +100,7 @@ func (c *Client) start(m *Message) {
 
 func (c *Client) transmit() {
 	m := c.inflight.Clone()
-	target := uint8((c.view + c.attempt) % uint64(c.cfg.ReplicaCount))
+	target := PrimaryIndex(c.view+c.attempt%uint64(c.cfg.ReplicaCount), c.cfg.Group, c.cfg.ReplicaCount)
 	m.Replica = target
 	m.View = c.view
 	m.Seal()
@@ -122,7 +124,7 @@ func (c *Client) Tick() {
 // user request once it completes (nil otherwise), and ErrClientEvicted on
 // eviction.
 func (c *Client) OnMessage(m *Message) (*Message, error) {
-	if m.Client != c.cfg.ID || m.Cluster != c.cfg.Cluster || !m.Valid() {
+	if m.Client != c.cfg.ID || m.Cluster != c.cfg.Cluster || m.Group != c.cfg.Group || !m.Valid() {
 		return nil, nil
 	}
 	switch m.Command {
@@ -134,6 +136,10 @@ func (c *Client) OnMessage(m *Message) (*Message, error) {
 		}
 	case CommandReply:
 		if c.inflight == nil || m.Request != c.inflight.Request || m.Operation != c.inflight.Operation {
+			return nil, nil
+		}
+		if m.Disposition != DispositionNone {
+			// Not committed here: the request timeout resends it.
 			return nil, nil
 		}
 		if m.View > c.view {

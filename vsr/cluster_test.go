@@ -244,11 +244,11 @@ func (c *testCluster) deliver(verbose bool, limit int) int {
 func (c *testCluster) deliverEnvelope(e envelope, verbose bool) {
 	if e.to < 0 {
 		cl := c.clients[uint64(-e.to)]
-		if cl == nil {
-			return
-		}
 		if verbose {
 			fmt.Fprintf(&c.trace, "r%d -> c%d: %s\n", e.from, -e.to, e.m)
+		}
+		if cl == nil {
+			return
 		}
 		reply, err := cl.OnMessage(e.m)
 		if reply != nil {

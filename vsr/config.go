@@ -53,6 +53,12 @@ var ErrConfig = errors.New("vsr: invalid config")
 type Config struct {
 	// Cluster identifies the cluster; every message carries it.
 	Cluster uint64
+	// Group identifies the replica's consensus group within the cluster
+	// (one metadata group, one group per partition); every message, the
+	// root of the log and the superblock carry it, and the primary of view
+	// v is replica (v + Group) % ReplicaCount, so that groups spread their
+	// primaries over the replicas.
+	Group uint64
 	// ReplicaCount is the number of replicas, 1..ReplicaCountMax.
 	ReplicaCount uint8
 	// ReplicaIndex is this replica's index, 0..ReplicaCount-1.
@@ -67,6 +73,10 @@ type Config struct {
 	// MessageSizeMax bounds every message, header included; a multiple of
 	// SectorSize.
 	MessageSizeMax uint32
+	// CheckpointSizeMax bounds a checkpoint (client table and state
+	// machine), a multiple of SectorSize; zero means 64 * MessageSizeMax.
+	// ZoneCheckpoint holds two of them.
+	CheckpointSizeMax uint64
 	// PipelinePrepareMax bounds the uncommitted prepares of a primary.
 	PipelinePrepareMax uint32
 	// RequestQueueMax bounds the requests a primary queues behind a full
@@ -96,10 +106,29 @@ type Config struct {
 	// RecoveryTimeoutTicks is how often a recovering replica resends
 	// Recovery.
 	RecoveryTimeoutTicks uint64
+	// Sessionless names the operations that need no session: at-least-once
+	// operations (the partition plane's sends and offset stores) that are
+	// never deduplicated by request number. A request of one needs no
+	// registered client, is never answered from the reply cache, and
+	// commits as a new op every time it arrives, a replay of the same
+	// request number included; its reply goes to its client id. The other
+	// operations keep the client table's exactly-once sessions (the
+	// metadata plane). Only operations from OperationUserMin may be named.
+	Sessionless OperationSet
 	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
 	// --bug flag set it; production code must leave it zero.
 	Bugs BugSet
 }
+
+// OperationSet is a set of operation numbers (a bitmap, comparable and
+// free of functions so that a Config stays plain data).
+type OperationSet [4]uint64
+
+// Add puts operation into the set.
+func (s *OperationSet) Add(operation uint8) { s[operation/64] |= 1 << (operation % 64) }
+
+// Has reports whether operation is in the set.
+func (s *OperationSet) Has(operation uint8) bool { return s[operation/64]&(1<<(operation%64)) != 0 }
 
 // DefaultConfig returns a Config with the default limits for a replica of a
 // cluster of replicaCount.
@@ -139,8 +168,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: journal slots %d must be at least 4 * pipeline %d", ErrConfig, c.JournalSlots, c.PipelinePrepareMax)
 	case c.MessageSizeMax < 2*SectorSize || c.MessageSizeMax > MessageSizeMaxLimit || c.MessageSizeMax%SectorSize != 0:
 		return fmt.Errorf("%w: message size max %d", ErrConfig, c.MessageSizeMax)
-	case c.WALBytesMax < 4*uint64(c.PipelinePrepareMax)*uint64(c.MessageSizeMax):
-		return fmt.Errorf("%w: wal bytes max %d below 4 pipelines of maximal messages", ErrConfig, c.WALBytesMax)
+	case c.WALBytesMax < 2*uint64(c.MessageSizeMax):
+		// A checkpoint starts at half of WALBytesMax, so a prepare of the
+		// largest size is admitted once the checkpoint below it is taken.
+		return fmt.Errorf("%w: wal bytes max %d below 2 maximal messages of %d", ErrConfig, c.WALBytesMax, c.MessageSizeMax)
+	case c.CheckpointSizeMax%SectorSize != 0:
+		return fmt.Errorf("%w: checkpoint size max %d not a multiple of %d", ErrConfig, c.CheckpointSizeMax, SectorSize)
 	case c.RequestQueueMax > RequestQueueMaxLimit:
 		return fmt.Errorf("%w: request queue max %d", ErrConfig, c.RequestQueueMax)
 	case c.CheckpointIntervalOps > c.JournalSlots-2*uint64(c.PipelinePrepareMax):
@@ -153,6 +186,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: zero timeout", ErrConfig)
 	case c.Durability > Persisted:
 		return fmt.Errorf("%w: durability %d", ErrConfig, c.Durability)
+	case c.Sessionless[0]&(1<<OperationUserMin-1) != 0:
+		return fmt.Errorf("%w: sessionless operations below %d", ErrConfig, OperationUserMin)
 	}
 	return nil
 }
@@ -169,14 +204,23 @@ func (c *Config) checkpointIntervalOps() uint64 {
 }
 
 // ZoneSize returns the bytes a Storage must provide for zone under c; the
-// simulator and production size their storage with it.
+// simulator and production size their storage with it. A replicated
+// replica never touches the journal zones (its prepares stay in memory),
+// so it needs none: only a persisted journal is sized from slots times the
+// message size.
 func (c *Config) ZoneSize(zone Zone) uint64 {
 	switch zone {
 	case ZoneSuperblock:
 		return superblockCopies * SectorSize
 	case ZoneWALHeaders:
+		if c.Durability != Persisted {
+			return 0
+		}
 		return c.JournalSlots * SectorSize
 	case ZoneWALPrepares:
+		if c.Durability != Persisted {
+			return 0
+		}
 		return c.JournalSlots * uint64(c.MessageSizeMax)
 	case ZoneCheckpoint:
 		return 2 * c.checkpointAreaSize()
@@ -186,6 +230,9 @@ func (c *Config) ZoneSize(zone Zone) uint64 {
 
 // checkpointAreaSize is the size of each of the two checkpoint areas.
 func (c *Config) checkpointAreaSize() uint64 {
+	if c.CheckpointSizeMax > 0 {
+		return c.CheckpointSizeMax
+	}
 	return uint64(c.MessageSizeMax) * 64
 }
 

@@ -46,6 +46,10 @@ func runCommand(t *testing.T, cp **testCluster, d *datadriven.TestData) string {
 		cfg.ClientsMax = uint32(argInt(t, d, "clients", 8))
 		cfg.MessageSizeMax = 64 << 10
 		cfg.WALBytesMax = 16 << 20
+		cfg.Group = uint64(argInt(t, d, "group", 0))
+		if d.HasArg("sessionless") {
+			cfg.Sessionless.Add(OperationUserMin)
+		}
 		if d.HasArg("durability") {
 			var s string
 			d.ScanArgs(t, "durability", &s)
@@ -62,6 +66,18 @@ func runCommand(t *testing.T, cp **testCluster, d *datadriven.TestData) string {
 		if err := c.client(id).Submit(OperationUserMin, []byte(body)); err != nil {
 			return err.Error()
 		}
+		return ""
+	case "submit":
+		// A raw request as a host hands it over: no session unless given.
+		var body string
+		d.ScanArgs(t, "op", &body)
+		to := 0
+		if d.HasArg("to") {
+			var s string
+			d.ScanArgs(t, "to", &s)
+			to = parseReplica(t, s)
+		}
+		c.rawRequest(uint64(argInt(t, d, "client", 1)), to, OperationUserMin, uint64(argInt(t, d, "session", 0)), uint64(argInt(t, d, "req", 1)), body)
 		return ""
 	case "requests":
 		// Submit n operations one after another, ticking until each replies.

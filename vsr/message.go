@@ -77,6 +77,68 @@ func (c Command) String() string {
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
 
+// Disposition says why a replica answered a request without committing
+// it. Such an answer is a CommandReply with an empty body, Op 0, and the
+// request's client, request number, session, operation and checksum
+// (Context), sent through Network.SendToClient like any reply: every
+// request a replica receives gets either the committed reply (from the
+// primary, once it applies the op) or one of these, never silence. vsr
+// does not know the client protocol's codes; the host maps them (Iggy:
+// 57 TransientNotCommitted for an outcome that is unknown or not yet
+// decided, 58 TransientNotAccepted for a request never admitted, 59
+// RequestAlreadyApplied).
+type Disposition uint8
+
+const (
+	// DispositionNone marks an ordinary reply: the request committed.
+	DispositionNone Disposition = iota
+	// DispositionNotPrimary: this replica is not the primary (a backup in
+	// normal status, a replica still opening, or one fenced by a storage
+	// failure); the request was never admitted. (58)
+	DispositionNotPrimary
+	// DispositionViewChange: a view change or a recovery is in flight; the
+	// replica cannot say who will commit. (57)
+	DispositionViewChange
+	// DispositionBehind: the primary has not caught up (it waits for a
+	// checkpoint, or has not applied what it knows committed, such as the
+	// session's register). (57)
+	DispositionBehind
+	// DispositionInFlight: a prepare of this client's request (the same
+	// number or a later one) is in flight or queued; the committed reply
+	// follows. Sessioned operations only. (57)
+	DispositionInFlight
+	// DispositionOverloaded: the pipeline and the request queue are full;
+	// the request was not admitted. (58)
+	DispositionOverloaded
+	// DispositionDropped: the request was queued or prepared by a primary
+	// that left its view before committing it; it may still commit in the
+	// new view. (57)
+	DispositionDropped
+	// DispositionAlreadyApplied: the request number is at or below the
+	// session's latest and its reply is no longer cached. (59)
+	DispositionAlreadyApplied
+	// DispositionTooLarge: the request exceeds Config.MessageSizeMax.
+	DispositionTooLarge
+	// DispositionInvalid: the operation is not one a client may submit, or
+	// the request names a session newer than the one the client holds.
+	DispositionInvalid
+
+	dispositionCount
+)
+
+var dispositionNames = [dispositionCount]string{
+	"none", "not_primary", "view_change", "behind", "in_flight", "overloaded",
+	"dropped", "already_applied", "too_large", "invalid",
+}
+
+// String returns the disposition's name.
+func (d Disposition) String() string {
+	if d < dispositionCount {
+		return dispositionNames[d]
+	}
+	return fmt.Sprintf("disposition(%d)", uint8(d))
+}
+
 // Operations below OperationUserMin belong to VSR itself and never reach
 // StateMachine.Apply.
 const (
@@ -96,10 +158,12 @@ const HeaderSize = 256
 
 // headerUsedSize is the number of header bytes carrying fields; the rest is
 // reserved and must be zero.
-const headerUsedSize = 160
+const headerUsedSize = 168
 
-// MessageSizeMaxLimit bounds Config.MessageSizeMax (header included).
-const MessageSizeMaxLimit = 16 << 20
+// MessageSizeMaxLimit bounds Config.MessageSizeMax (header included): a
+// 64 MiB Iggy frame or batch (net/wire MaxFrameSize, BatchLengthMax) as a
+// prepare body plus the header, rounded up to a sector.
+const MessageSizeMaxLimit = 64<<20 + SectorSize
 
 // Errors returned by the codec.
 var (
@@ -138,6 +202,9 @@ type Header struct {
 	Operation uint8
 	// Replica is the sender's index (for a request: the replica addressed).
 	Replica uint8
+	// Disposition is set on a Reply that answers a request without
+	// committing it (see Disposition); zero on every other message.
+	Disposition Disposition
 	// View is the sender's view.
 	View uint64
 	// LogView is the last view in which the sender's status was normal.
@@ -154,6 +221,11 @@ type Header struct {
 	Session uint64
 	// CheckpointOp is the op of the sender's latest checkpoint.
 	CheckpointOp uint64
+	// Group identifies the consensus group within the cluster (the
+	// metadata group, or one partition's group); replicas drop messages of
+	// another group. Group 0 encodes as the bytes that were reserved
+	// before groups existed, so its messages are unchanged.
+	Group uint64
 }
 
 // Message is a Header and its body.
@@ -276,7 +348,7 @@ func (h *Header) encode(b []byte) {
 	b[92] = byte(h.Command)
 	b[93] = h.Operation
 	b[94] = h.Replica
-	b[95] = 0
+	b[95] = byte(h.Disposition)
 	le.PutUint64(b[96:], h.View)
 	le.PutUint64(b[104:], h.LogView)
 	le.PutUint64(b[112:], h.Op)
@@ -285,6 +357,7 @@ func (h *Header) encode(b []byte) {
 	le.PutUint64(b[136:], h.Request)
 	le.PutUint64(b[144:], h.Session)
 	le.PutUint64(b[152:], h.CheckpointOp)
+	le.PutUint64(b[160:], h.Group)
 	clear(b[headerUsedSize:HeaderSize])
 }
 
@@ -301,6 +374,7 @@ func (h *Header) decode(b []byte) {
 	h.Command = Command(b[92])
 	h.Operation = b[93]
 	h.Replica = b[94]
+	h.Disposition = Disposition(b[95])
 	h.View = le.Uint64(b[96:])
 	h.LogView = le.Uint64(b[104:])
 	h.Op = le.Uint64(b[112:])
@@ -309,6 +383,7 @@ func (h *Header) decode(b []byte) {
 	h.Request = le.Uint64(b[136:])
 	h.Session = le.Uint64(b[144:])
 	h.CheckpointOp = le.Uint64(b[152:])
+	h.Group = le.Uint64(b[160:])
 }
 
 // String renders the header fields that matter for the command, for traces.
@@ -324,6 +399,9 @@ func (m *Message) String() string {
 	case CommandCommit:
 		return fmt.Sprintf("commit v=%d commit=%d", h.View, h.Commit)
 	case CommandReply:
+		if h.Disposition != DispositionNone {
+			return fmt.Sprintf("reply v=%d client=%d req=%d operation=%d disposition=%s", h.View, h.Client.Lo, h.Request, h.Operation, h.Disposition)
+		}
 		return fmt.Sprintf("reply v=%d op=%d client=%d req=%d session=%d body=%q", h.View, h.Op, h.Client.Lo, h.Request, h.Session, m.Body)
 	case CommandEviction:
 		return fmt.Sprintf("eviction v=%d client=%d", h.View, h.Client.Lo)

@@ -3,17 +3,33 @@ package vsr
 import "fmt"
 
 // onRequest handles a client request. Only the primary in normal status
-// acts on it; other replicas drop it and the client retries elsewhere.
+// admits it; every other outcome is answered with a Disposition.
 func (r *Replica) onRequest(m *Message) {
-	if !r.Primary() || r.transfer.behind {
+	if !r.Primary() {
+		if r.status == StatusNormal {
+			r.answer(m, DispositionNotPrimary)
+		} else {
+			r.answer(m, DispositionViewChange)
+		}
+		return
+	}
+	if r.transfer.behind {
 		// A primary waiting for a checkpoint cannot judge sessions (its
 		// client table is not its commit number's): the client retries.
+		r.answer(m, DispositionBehind)
 		return
 	}
 	if m.Operation == OperationReserved || m.Operation == OperationRoot || (m.Operation > OperationRegister && m.Operation < OperationUserMin) {
+		r.answer(m, DispositionInvalid)
 		return
 	}
 	if len(m.Body)+HeaderSize > int(r.cfg.MessageSizeMax) {
+		r.answer(m, DispositionTooLarge)
+		return
+	}
+	if r.cfg.Sessionless.Has(m.Operation) {
+		// At-least-once: no session, no dedup; every arrival is a new op.
+		r.admitRequest(m)
 		return
 	}
 	e := r.clients.get(m.Client)
@@ -25,6 +41,8 @@ func (r *Replica) onRequest(m *Message) {
 		if e != nil {
 			if e.request == 0 && e.reply != nil {
 				r.resendReply(e)
+			} else {
+				r.answer(m, DispositionAlreadyApplied)
 			}
 			return
 		}
@@ -32,47 +50,120 @@ func (r *Replica) onRequest(m *Message) {
 		if e == nil || e.session != m.Session {
 			// Evict only a session this primary has seen applied and then
 			// lost: a lagging primary (or one whose register op is still
-			// in the pipeline) drops the request and the client retries.
-			if m.Session != 0 && m.Session <= r.commitMin && r.commitMin == r.commitMax && (e == nil || e.session > m.Session) {
+			// in the pipeline) answers that it is behind.
+			caughtUp := m.Session != 0 && m.Session <= r.commitMin && r.commitMin == r.commitMax
+			switch {
+			case caughtUp && (e == nil || e.session > m.Session):
 				r.sendEviction(m.Client)
+			case caughtUp:
+				r.answer(m, DispositionInvalid) // a session newer than the client's
+			default:
+				r.answer(m, DispositionBehind)
 			}
 			return
 		}
 		if m.Request < e.request {
+			r.answer(m, DispositionAlreadyApplied)
 			return
 		}
 		if m.Request == e.request {
 			if e.reply != nil {
 				r.resendReply(e)
+			} else {
+				r.answer(m, DispositionAlreadyApplied)
 			}
 			return
 		}
 	}
 	if r.requestInFlight(m) {
+		r.answer(m, DispositionInFlight)
 		return
 	}
+	r.admitRequest(m)
+}
+
+// admitRequest prepares m, or queues it behind a full pipeline, or answers
+// that the primary is overloaded.
+func (r *Replica) admitRequest(m *Message) {
 	if r.pipelineFull(uint64(m.EncodedSize())) {
 		if len(r.requestQueue) < int(r.cfg.RequestQueueMax) {
 			r.requestQueue = append(r.requestQueue, m.Clone())
+		} else {
+			r.answer(m, DispositionOverloaded)
 		}
 		return
 	}
 	r.prepareRequest(m)
 }
 
+// answer tells the client of request (a request, or the header of the
+// prepare made of one) that it did not commit here, and why.
+func (r *Replica) answer(request *Message, d Disposition) {
+	r.answerHeader(&request.Header, request.Checksum, d)
+}
+
+// answerHeader answers the request h describes; sum is the request's
+// checksum (a prepare's Context).
+func (r *Replica) answerHeader(h *Header, sum Uint128, d Disposition) {
+	if h.Client.IsZero() {
+		return
+	}
+	a := &Message{Header: Header{
+		Command:     CommandReply,
+		Cluster:     r.cfg.Cluster,
+		Group:       r.cfg.Group,
+		Replica:     r.cfg.ReplicaIndex,
+		View:        r.view,
+		Commit:      r.commitMax,
+		Client:      h.Client,
+		Context:     sum,
+		Request:     h.Request,
+		Session:     h.Session,
+		Operation:   h.Operation,
+		Disposition: d,
+	}}
+	a.Seal()
+	r.network.SendToClient(h.Client, a)
+}
+
+// abandonQueue empties the request queue, answering each entry.
+func (r *Replica) abandonQueue() {
+	for _, q := range r.requestQueue {
+		r.answer(q, DispositionDropped)
+	}
+	r.requestQueue = r.requestQueue[:0]
+}
+
+// abandonRequests answers the requests a replica gives up as it leaves its
+// view or joins a new one: the queued ones and, if it is the primary, the
+// prepares it made that have not committed (they may still commit in the
+// new view, so the outcome is unknown to their clients).
+func (r *Replica) abandonRequests() {
+	r.abandonQueue()
+	if !r.Primary() {
+		return
+	}
+	for op := r.commitMax + 1; op <= r.op; op++ {
+		if h, ok := r.log.header(op); ok && h.Replica == r.cfg.ReplicaIndex && h.Operation >= OperationRegister {
+			r.answerHeader(h, h.Context, DispositionDropped)
+		}
+	}
+}
+
 // requestInFlight reports whether a request of m's client with the same or
-// a later number is already prepared but uncommitted, or queued.
+// a later number is already prepared but uncommitted, or queued. Sessionless
+// requests carry no meaningful number and never count.
 func (r *Replica) requestInFlight(m *Message) bool {
 	for op := r.commitMin + 1; op <= r.op; op++ {
 		h, ok := r.header(op)
-		if ok && h.Client == m.Client && h.Request >= m.Request && h.Operation != OperationRoot {
+		if ok && h.Client == m.Client && h.Request >= m.Request && h.Operation != OperationRoot && !r.cfg.Sessionless.Has(h.Operation) {
 			if h.Operation == OperationRegister || m.Operation != OperationRegister {
 				return true
 			}
 		}
 	}
 	for _, q := range r.requestQueue {
-		if q.Client == m.Client && q.Request >= m.Request {
+		if q.Client == m.Client && q.Request >= m.Request && !r.cfg.Sessionless.Has(q.Operation) {
 			return true
 		}
 	}
@@ -88,7 +179,7 @@ func (r *Replica) resendReply(e *clientEntry) {
 }
 
 func (r *Replica) sendEviction(client Uint128) {
-	m := &Message{Header: Header{Command: CommandEviction, Cluster: r.cfg.Cluster, Replica: r.cfg.ReplicaIndex, View: r.view, Client: client}}
+	m := &Message{Header: Header{Command: CommandEviction, Cluster: r.cfg.Cluster, Group: r.cfg.Group, Replica: r.cfg.ReplicaIndex, View: r.view, Client: client}}
 	m.Seal()
 	r.network.SendToClient(client, m)
 }
@@ -109,6 +200,7 @@ func (r *Replica) prepareRequest(m *Message) {
 		Header: Header{
 			Command:   CommandPrepare,
 			Cluster:   r.cfg.Cluster,
+			Group:     r.cfg.Group,
 			Replica:   r.cfg.ReplicaIndex,
 			View:      r.view,
 			Op:        r.op + 1,
@@ -417,6 +509,10 @@ func (r *Replica) apply(p *Message) *Message {
 		e.reply.Session = p.Op
 		e.reply.Seal()
 		return e.reply.Clone()
+	case r.cfg.Sessionless.Has(p.Operation):
+		// Never deduplicated, never cached: the client table is the
+		// sessioned operations' alone.
+		return r.makeReply(p, r.sm.Apply(p.Op, p.Timestamp, p.Operation, p.Body))
 	case p.Operation >= OperationUserMin:
 		e := r.clients.get(p.Client)
 		if e != nil && p.Request <= e.request {
@@ -440,6 +536,7 @@ func (r *Replica) makeReply(p *Message, body []byte) *Message {
 		Header: Header{
 			Command:   CommandReply,
 			Cluster:   r.cfg.Cluster,
+			Group:     r.cfg.Group,
 			Replica:   r.cfg.ReplicaIndex,
 			View:      r.view,
 			Op:        p.Op,

@@ -12,7 +12,13 @@ func (r *Replica) pipelineFull(size uint64) bool {
 	if r.op+1 > r.checkpointOp+r.cfg.JournalSlots {
 		return true
 	}
-	return r.walBytes()+size > r.cfg.WALBytesMax
+	if r.walBytes()+size > r.cfg.WALBytesMax {
+		// The checkpoint that frees the room: the one due at half of
+		// WALBytesMax may not have started (one was in flight then).
+		r.maybeCheckpoint()
+		return true
+	}
+	return false
 }
 
 // walBytes sums the sizes of the prepares not covered by the checkpoint.

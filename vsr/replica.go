@@ -117,6 +117,9 @@ type Replica struct {
 
 	// lastError is the first storage error the replica could not handle.
 	lastError error
+	// foreignGroup counts messages of this cluster addressed to another
+	// group, dropped by Step.
+	foreignGroup uint64
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
@@ -152,7 +155,7 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 		viewChangeQuorum:  ViewChangeQuorum(int(cfg.ReplicaCount)),
 		status:            StatusOpening,
 	}
-	r.rootHeader = rootHeader(cfg.Cluster)
+	r.rootHeader = rootHeader(cfg.Cluster, cfg.Group)
 	r.checkpointHeader = r.rootHeader
 	r.log.init(cfg.JournalSlots)
 	r.clients.init(int(cfg.ClientsMax))
@@ -160,9 +163,10 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	return r, nil
 }
 
-// rootHeader returns the header of op 0, the root of every log's chain.
-func rootHeader(cluster uint64) Header {
-	m := Message{Header: Header{Command: CommandPrepare, Cluster: cluster, Operation: OperationRoot}}
+// rootHeader returns the header of op 0, the root of every log's chain. It
+// names the group, so that no log of one group chains onto another's.
+func rootHeader(cluster, group uint64) Header {
+	m := Message{Header: Header{Command: CommandPrepare, Cluster: cluster, Group: group, Operation: OperationRoot}}
 	m.Seal()
 	return m.Header
 }
@@ -223,6 +227,13 @@ func (r *Replica) Primary() bool {
 	return r.status == StatusNormal && r.primaryIndex(r.view) == r.cfg.ReplicaIndex
 }
 
+// Group returns the replica's consensus group.
+func (r *Replica) Group() uint64 { return r.cfg.Group }
+
+// ForeignGroupMessages returns how many messages of this cluster but of
+// another group Step dropped (a misrouted message, for the host's metrics).
+func (r *Replica) ForeignGroupMessages() uint64 { return r.foreignGroup }
+
 // Err returns the first storage error the replica could not recover from,
 // or nil. A replica with an error stops acknowledging and voting.
 func (r *Replica) Err() error { return r.lastError }
@@ -250,7 +261,15 @@ func (r *Replica) Committed(op uint64) (CommittedEntry, bool) {
 }
 
 func (r *Replica) primaryIndex(view uint64) uint8 {
-	return uint8(view % uint64(r.cfg.ReplicaCount))
+	return PrimaryIndex(view, r.cfg.Group, r.cfg.ReplicaCount)
+}
+
+// PrimaryIndex returns the primary of view in group: (view + group) %
+// replicaCount, so that groups whose views are all 0 are led by different
+// replicas (group 0 by replica 0, as before groups existed).
+func PrimaryIndex(view, group uint64, replicaCount uint8) uint8 {
+	n := uint64(replicaCount)
+	return uint8((view%n + group%n) % n)
 }
 
 func (r *Replica) isPrimaryOf(view uint64) bool {
@@ -305,10 +324,20 @@ func (r *Replica) Tick() {
 // Step handles one message from a peer or a client. The replica does not
 // keep m beyond the call (it clones what it stores).
 func (r *Replica) Step(m *Message) {
-	if r.status == StatusOpening || r.lastError != nil || m == nil {
+	if m == nil {
 		return
 	}
 	if m.Cluster != r.cfg.Cluster || (!m.Valid() && !(r.cfg.Bugs.Has(BugAcceptCorruptBody) && m.validHeader())) {
+		return
+	}
+	if m.Group != r.cfg.Group {
+		r.foreignGroup++
+		return
+	}
+	if r.status == StatusOpening || r.lastError != nil {
+		if m.Command == CommandRequest {
+			r.answer(m, DispositionNotPrimary)
+		}
 		return
 	}
 	defer r.assertInvariants()
@@ -334,6 +363,9 @@ func (r *Replica) Step(m *Message) {
 		return
 	}
 	if r.status == StatusRecovering {
+		if m.Command == CommandRequest {
+			r.answer(m, DispositionViewChange)
+		}
 		return
 	}
 	switch m.Command {
@@ -366,18 +398,23 @@ func (r *Replica) Step(m *Message) {
 	}
 }
 
+// stamp marks m as this replica's: its cluster, group and index.
+func (r *Replica) stamp(m *Message) {
+	m.Cluster = r.cfg.Cluster
+	m.Group = r.cfg.Group
+	m.Replica = r.cfg.ReplicaIndex
+}
+
 // send seals m as coming from this replica and sends it to replica to.
 func (r *Replica) send(to uint8, m *Message) {
-	m.Cluster = r.cfg.Cluster
-	m.Replica = r.cfg.ReplicaIndex
+	r.stamp(m)
 	m.Seal()
 	r.network.SendToReplica(to, m)
 }
 
 // broadcast sends a copy of m to every other replica.
 func (r *Replica) broadcast(m *Message) {
-	m.Cluster = r.cfg.Cluster
-	m.Replica = r.cfg.ReplicaIndex
+	r.stamp(m)
 	m.Seal()
 	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
 		if i != r.cfg.ReplicaIndex {

@@ -21,10 +21,15 @@ const (
 // ErrSuperblock reports that no superblock copy is valid.
 var ErrSuperblock = errors.New("vsr: no valid superblock")
 
+// ErrForeignGroup reports storage (a superblock) that belongs to another
+// consensus group: the host handed a group the files of another.
+var ErrForeignGroup = errors.New("vsr: storage of another group")
+
 // superblockState is the replica's durable consensus state.
 type superblockState struct {
 	Sequence           uint64
 	Cluster            uint64
+	Group              uint64
 	ReplicaCount       uint8
 	ReplicaIndex       uint8
 	CheckpointArea     uint8
@@ -54,6 +59,7 @@ func encodeSuperblock(s *superblockState, sector []byte) {
 	le.PutUint64(sector[56:], s.CheckpointOp)
 	le.PutUint64(sector[64:], s.CheckpointSize)
 	putUint128(sector[72:], s.CheckpointChecksum)
+	le.PutUint64(sector[88:], s.Group)
 	s.CheckpointHeader.Encode(sector[96:])
 	sum := checksum(sector[:96+HeaderSize])
 	putUint128(sector[96+HeaderSize:], sum)
@@ -83,6 +89,7 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 	s.CheckpointOp = le.Uint64(sector[56:])
 	s.CheckpointSize = le.Uint64(sector[64:])
 	s.CheckpointChecksum = getUint128(sector[72:])
+	s.Group = le.Uint64(sector[88:])
 	if err := s.CheckpointHeader.Decode(sector[96:]); err != nil {
 		return s, fmt.Errorf("%w: checkpoint header: %w", ErrSuperblock, err)
 	}
@@ -137,6 +144,7 @@ func (r *Replica) superblockSnapshot() superblockState {
 	s := superblockState{
 		Sequence:           r.sb.durable.Sequence + 1,
 		Cluster:            r.cfg.Cluster,
+		Group:              r.cfg.Group,
 		ReplicaCount:       r.cfg.ReplicaCount,
 		ReplicaIndex:       r.cfg.ReplicaIndex,
 		View:               r.view,
@@ -296,6 +304,10 @@ func (r *Replica) pickSuperblock(buf []byte, errs [superblockCopies]error, done 
 		}
 		if s.Cluster != r.cfg.Cluster || s.ReplicaIndex != r.cfg.ReplicaIndex || s.ReplicaCount != r.cfg.ReplicaCount {
 			done(s, false, fmt.Errorf("%w: belongs to cluster %d replica %d of %d", ErrSuperblock, s.Cluster, s.ReplicaIndex, s.ReplicaCount))
+			return
+		}
+		if s.Group != r.cfg.Group || s.CheckpointHeader.Group != r.cfg.Group {
+			done(s, false, fmt.Errorf("%w: %w: the storage holds group %d, this replica is of group %d", ErrSuperblock, ErrForeignGroup, s.Group, r.cfg.Group))
 			return
 		}
 		if !found || s.Sequence > best.Sequence {

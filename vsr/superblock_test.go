@@ -4,9 +4,9 @@ import "testing"
 
 func sampleSuperblock() superblockState {
 	return superblockState{
-		Sequence: 9, Cluster: 7, ReplicaCount: 3, ReplicaIndex: 1, CheckpointArea: 1,
+		Sequence: 9, Cluster: 7, Group: 0x0102030405060708, ReplicaCount: 3, ReplicaIndex: 1, CheckpointArea: 1,
 		View: 5, LogView: 4, Commit: 100, CheckpointOp: 0, CheckpointSize: 4096,
-		CheckpointChecksum: Uint128{Lo: 1, Hi: 2}, CheckpointHeader: rootHeader(7),
+		CheckpointChecksum: Uint128{Lo: 1, Hi: 2}, CheckpointHeader: rootHeader(7, 0x0102030405060708),
 	}
 }
 
@@ -78,7 +78,7 @@ func FuzzSuperblockDecode(f *testing.F) {
 }
 
 func FuzzDecodeChain(f *testing.F) {
-	h := rootHeader(7)
+	h := rootHeader(7, 0)
 	buf := make([]byte, HeaderSize)
 	h.Encode(buf)
 	f.Add(buf)

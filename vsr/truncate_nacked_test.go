@@ -4,7 +4,7 @@ import "testing"
 
 // nackTestChain returns the headers of ops 0..n-1 of a log of cluster 7.
 func nackTestChain(n int) []Header {
-	chain := []Header{rootHeader(7)}
+	chain := []Header{rootHeader(7, 0)}
 	for op := uint64(1); op < uint64(n); op++ {
 		m := Message{Header: Header{Command: CommandPrepare, Cluster: 7, Op: op, View: 1, Parent: chain[op-1].Checksum, Operation: OperationUserMin}}
 		m.Seal()

@@ -19,11 +19,11 @@ func (r *Replica) startViewChange(view uint64) {
 	if view < r.view || (view == r.view && r.status == StatusViewChange) {
 		return
 	}
+	r.abandonRequests()
 	r.view = view
 	r.status = StatusViewChange
 	r.viewChange.reset()
 	r.viewChange.svcFrom = 1 << r.cfg.ReplicaIndex
-	r.requestQueue = r.requestQueue[:0]
 	r.timers.stopAll()
 	r.timers.viewChange.after = r.viewChangeTimeoutTicks()
 	r.timers.viewChange.start()
@@ -90,8 +90,7 @@ func (r *Replica) maybeSendDoViewChange() {
 	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
 	primary := r.primaryIndex(r.view)
 	if primary == r.cfg.ReplicaIndex {
-		dvc.Cluster = r.cfg.Cluster
-		dvc.Replica = r.cfg.ReplicaIndex
+		r.stamp(dvc)
 		dvc.Seal()
 		r.recordDoViewChange(dvc)
 		return
@@ -209,7 +208,7 @@ func (r *Replica) enterNormal() {
 	r.timers.stopAll()
 	r.viewChange.reset()
 	r.ackedOp = 0
-	r.requestQueue = r.requestQueue[:0]
+	r.abandonQueue()
 	if r.cfg.Bugs.Has(BugForgetClientTableOnViewChange) {
 		r.clients.forgetRequests()
 	}
@@ -234,6 +233,7 @@ func (r *Replica) onStartView(m *Message) {
 	if err != nil || headers[len(headers)-1].Op != m.Op {
 		return
 	}
+	r.abandonRequests() // a primary of an older view learns of this one
 	r.advanceCommitMax(m.Commit)
 	if !r.chainHoldable(headers, m.Op) {
 		r.syncTo(m.View, r.chainConnects(headers), m.Op)

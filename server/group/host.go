@@ -1,0 +1,412 @@
+// Package group is the pure host of one consensus group: it composes one
+// vsr.Replica with the group's state machine (a partition's
+// partition.Machine) and the group's storage, and it is the one
+// implementation of "how a partition commits" that production and the
+// simulator bind to their worlds.
+//
+// A Host is driven only by its inputs, all on the goroutine that owns it
+// (the owning shard's event loop in production, the run loop in a
+// simulation or test): Tick, Step (a message from a peer replica of the
+// group), Submit (a client's operation), the completions of the
+// vsr.Storage IO it started, and EffectsDurable (the completion of the
+// binding's segment sync). It acts only through the interfaces of Binding.
+// It imports nothing that touches the OS, starts no goroutine and reads no
+// clock but Binding.Clock; the purity lint (vsr/purity_test.go) covers it.
+//
+// The partition plane is at-least-once: every partition operation is
+// sessionless (vsr.Config.Sessionless), so a replay of a request number
+// commits again, and nothing is answered from a reply cache. Every
+// submitted request gets exactly one Reply from the replica it was
+// submitted to: the committed reply from the primary, or a vsr.Disposition
+// mapped to Iggy's codes (Code).
+package group
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/partition"
+	"github.com/stratabroker/strata/vsr"
+)
+
+// ErrConfig reports a Config the host cannot run.
+var ErrConfig = errors.New("group: invalid config")
+
+// PartitionOperations are the operations of the partition plane: the
+// client ones (send, store and delete offset) and the ones the server
+// submits itself (flush thresholds, purge, segment deletion). All are
+// sessionless: at-least-once, never deduplicated by request number.
+var PartitionOperations = []uint8{
+	partition.OperationSendMessages,
+	partition.OperationStoreConsumerOffset,
+	partition.OperationDeleteConsumerOffset,
+	partition.OperationSetFlushThresholds,
+	partition.OperationPurgePartition,
+	partition.OperationDeleteSegments,
+}
+
+// Config configures a partition group's host.
+type Config struct {
+	// Replica is the group's replica configuration (Cluster, Group,
+	// ReplicaCount, ReplicaIndex, Durability, limits). The host adds the
+	// partition operations to Replica.Sessionless.
+	Replica vsr.Config
+	// Partition configures the partition machine (ids, flush thresholds,
+	// buffers).
+	Partition partition.Config
+}
+
+// Peers carries messages to the other replicas of the group. It never
+// blocks; a message may be lost, delayed, duplicated or reordered. The
+// callee owns m.
+type Peers interface {
+	SendToReplica(replica uint8, m *vsr.Message)
+}
+
+// Replies receives the answer to every request: Deliver runs on the
+// owning goroutine, from inside a Host method; it must not call back into
+// the Host. Reply.Body is the callee's.
+type Replies interface {
+	Deliver(r Reply)
+}
+
+// Effects carries out on the partition's own storage (segments, indexes,
+// offset files) what an applied operation asks for. Production binds it to
+// the partition runtime's storage.FS code; tests and the simulator to
+// memory. Calls run on the owning goroutine, in op order, each before the
+// next Apply.
+type Effects interface {
+	// CarryOut does what e asks for (for EffectFlush: write m.Unflushed()
+	// up to e.UpTo to segments, then m.MarkFlushed(e.UpTo)). A failure
+	// returns the status to answer the request with and the error; the
+	// machine stays applied (the binding fences the partition if its files
+	// no longer match). ticket, if not zero, names a sync the reply must
+	// wait for (a persisted topic's group commit): the binding reports it
+	// through Host.EffectsDurable.
+	CarryOut(m *partition.Machine, e partition.Effect) (ticket uint64, status wire.ErrorCode, err error)
+	// Reset makes storage match m, a machine that was just restored (from
+	// a checkpoint, at open or by state transfer) or starts empty: segment
+	// data at or beyond what m holds flushed is discarded, since the ops
+	// that made it are applied again (or came with the checkpoint).
+	Reset(m *partition.Machine) error
+}
+
+// Binding is what a host acts through.
+type Binding struct {
+	// Storage is the group's consensus storage (superblock, journal,
+	// checkpoint zones), sized with Config.Replica.ZoneSize.
+	Storage vsr.Storage
+	// Peers reaches the group's other replicas.
+	Peers Peers
+	// Clock gives the primary's prepare timestamps.
+	Clock vsr.Clock
+	// Effects is the partition's segment and offset storage.
+	Effects Effects
+	// Replies receives every answer.
+	Replies Replies
+}
+
+// Reply answers one submitted request.
+type Reply struct {
+	// Client and Request are the request's.
+	Client  vsr.Uint128
+	Request uint64
+	// Operation is the request's operation.
+	Operation uint8
+	// Op is the op that committed the request (0 if it did not commit).
+	Op uint64
+	// Disposition is vsr's reason when the request did not commit here.
+	Disposition vsr.Disposition
+	// Code is the status for the client: 0 when the operation committed
+	// and succeeded; the machine's or a failed effect's code; or the
+	// disposition's (Code(d)).
+	Code wire.ErrorCode
+	// Body is the machine's reply (for a send, the SendConfirmation whose
+	// base offset partition.SendConfirmationBaseOffset reads); nil for a
+	// disposition.
+	Body []byte
+	// Err is the storage failure behind a Code from a failed effect.
+	Err error
+}
+
+// BaseOffset returns a committed send's base offset.
+func (r Reply) BaseOffset() (uint64, bool) {
+	if r.Operation != partition.OperationSendMessages || r.Code != wire.ErrorCodeOK {
+		return 0, false
+	}
+	return partition.SendConfirmationBaseOffset(r.Body)
+}
+
+// Code maps a vsr disposition to the client's status (PROTOCOL.md 1.9):
+// 58 TransientNotAccepted for a request never admitted (retry anywhere),
+// 57 TransientNotCommitted for an outcome not known here (retry the same
+// request), 59 RequestAlreadyApplied, 4022 for a request too large for a
+// prepare, 3 for an operation a client may not submit.
+func Code(d vsr.Disposition) wire.ErrorCode {
+	switch d {
+	case vsr.DispositionNone:
+		return wire.ErrorCodeOK
+	case vsr.DispositionNotPrimary, vsr.DispositionOverloaded:
+		return wire.ErrTransientNotAccepted
+	case vsr.DispositionViewChange, vsr.DispositionBehind, vsr.DispositionInFlight, vsr.DispositionDropped:
+		return wire.ErrTransientNotCommitted
+	case vsr.DispositionAlreadyApplied:
+		return wire.ErrRequestAlreadyApplied
+	case vsr.DispositionTooLarge:
+		return wire.ErrTooBigMessagePayload
+	}
+	return wire.ErrInvalidCommand
+}
+
+// Host is one replica of one partition group. Only the goroutine that owns
+// it may call its methods.
+type Host struct {
+	cfg     Config
+	b       Binding
+	replica *vsr.Replica
+	machine *partition.Machine
+	sm      machineAdapter
+	net     hostNetwork
+	// held are committed replies waiting for their sync ticket.
+	held    []heldReply
+	durable uint64 // highest ticket reported durable
+	// failed is the first effect that could not be carried out.
+	failed error
+}
+
+type heldReply struct {
+	ticket uint64
+	reply  Reply
+}
+
+// New checks cfg and returns a host that must be opened with Open.
+func New(cfg Config, b Binding) (*Host, error) {
+	if b.Storage == nil || b.Peers == nil || b.Clock == nil || b.Effects == nil || b.Replies == nil {
+		return nil, fmt.Errorf("%w: nil binding", ErrConfig)
+	}
+	for _, op := range PartitionOperations {
+		cfg.Replica.Sessionless.Add(op)
+	}
+	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
+	h.sm = machineAdapter{h: h, needsReset: true}
+	h.net = hostNetwork{h: h}
+	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("group %d: %w", cfg.Replica.Group, err)
+	}
+	h.replica = r
+	return h, nil
+}
+
+// Open loads the group's durable state and starts the replica; done runs
+// once, from a storage completion. A replica restarted in replicated mode
+// runs the recovery protocol before it serves.
+func (h *Host) Open(done func(error)) {
+	h.replica.Open(func(err error) {
+		if err == nil && h.sm.needsReset {
+			// Nothing restored and nothing applied: storage starts empty.
+			err = h.sm.reset()
+		}
+		if err != nil {
+			err = fmt.Errorf("group %d replica %d: open: %w", h.cfg.Replica.Group, h.cfg.Replica.ReplicaIndex, err)
+		}
+		done(err)
+	})
+}
+
+// Tick advances the replica's timeouts by one tick.
+func (h *Host) Tick() { h.replica.Tick() }
+
+// Step hands the replica a message from a peer of the group. The host
+// does not keep m beyond the call.
+func (h *Host) Step(m *vsr.Message) { h.replica.Step(m) }
+
+// Submit hands the replica a client's partition operation. The answer
+// comes through Binding.Replies, during this call or a later input: the
+// committed reply once the op is applied (and, for a persisted topic,
+// synced), or a disposition. body is copied.
+func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+	m := &vsr.Message{Header: vsr.Header{
+		Command:   vsr.CommandRequest,
+		Cluster:   h.cfg.Replica.Cluster,
+		Group:     h.cfg.Replica.Group,
+		Replica:   h.cfg.Replica.ReplicaIndex,
+		Client:    client,
+		Request:   request,
+		Operation: operation,
+	}, Body: body}
+	m.Seal()
+	h.replica.Step(m)
+}
+
+// EffectsDurable reports that the binding's sync ticket (and every lower
+// one) completed: the committed replies that waited for it are delivered.
+func (h *Host) EffectsDurable(ticket uint64) {
+	h.durable = max(h.durable, ticket)
+	kept := h.held[:0]
+	for _, r := range h.held {
+		if r.ticket <= h.durable {
+			h.b.Replies.Deliver(r.reply)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(h.held[len(kept):])
+	h.held = kept
+}
+
+// View is the applied state a read may use: every value is that of the
+// ops this replica applied, never beyond its commit number, so a poll
+// served from it never shows an uncommitted message.
+type View interface {
+	NextOffset() uint64
+	CurrentOffset() (uint64, bool)
+	FirstOffset() uint64
+	MessagesCount() uint64
+	StoredOffset(key partition.ConsumerKey) (uint64, bool)
+	StoredOffsets() []partition.StoredOffset
+	StartOffset(strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey) (uint64, bool, error)
+	PollRange(start uint64, count uint32) (first, last uint64, ok bool)
+	FirstUnflushedOffset() (uint64, bool)
+	Unflushed() [][]byte
+	LastOp() uint64
+}
+
+// View returns the applied state, for reads on the owning goroutine.
+func (h *Host) View() View { return h.machine }
+
+// Err returns the first failure to carry out a committed operation's
+// effects (or to reset storage to a restored machine), or nil. The
+// machine is ahead of the partition's files from then on: the binding must
+// fence the partition (and, as the durability seed says, shut the server
+// down); the host itself keeps answering what vsr commits, with the
+// failure's status on the op that failed.
+func (h *Host) Err() error { return h.failed }
+
+// Replica returns the group's replica, for its status and counters.
+func (h *Host) Replica() *vsr.Replica { return h.replica }
+
+// Serving reports whether this replica may serve reads that must see every
+// acknowledged write: it is the primary in normal status and has applied
+// everything it knows committed.
+func (h *Host) Serving() bool {
+	return h.replica.Primary() && h.replica.CommitNumber() == h.replica.CommitMax()
+}
+
+// machineAdapter is the partition machine as vsr.StateMachine: Apply runs
+// the machine and then carries out its effects, as the server's
+// applyCommitted seam does; the reply body is the machine's.
+type machineAdapter struct {
+	h *Host
+	// needsReset is set until storage was made to match the machine (the
+	// first restore, or the first apply of a machine that starts empty).
+	needsReset bool
+	// last is the outcome of the latest Apply, for the reply that follows.
+	last applyOutcome
+}
+
+type applyOutcome struct {
+	op     uint64
+	ticket uint64
+	code   wire.ErrorCode
+	err    error
+}
+
+func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byte) []byte {
+	h := a.h
+	var resetErr error
+	if a.needsReset {
+		resetErr = a.reset()
+	}
+	reply := h.machine.Apply(op, timestamp, operation, body)
+	out := applyOutcome{op: op, code: replyStatus(operation, reply)}
+	if resetErr != nil {
+		out.code, out.err = wire.ErrCannotSaveMessagesToSegment, resetErr
+	}
+	for _, e := range h.machine.TakeEffects() {
+		ticket, code, err := h.b.Effects.CarryOut(h.machine, e)
+		if err != nil && out.err == nil {
+			out.code, out.err = code, fmt.Errorf("group %d: op %d: effect %d: %w", h.cfg.Replica.Group, op, e.Kind, err)
+		}
+		out.ticket = max(out.ticket, ticket)
+	}
+	if out.err != nil && h.failed == nil {
+		h.failed = out.err
+	}
+	a.last = out
+	return reply
+}
+
+func (a *machineAdapter) Checkpoint() []byte { return a.h.machine.Checkpoint() }
+
+func (a *machineAdapter) Restore(data []byte) error {
+	if err := a.h.machine.Restore(data); err != nil {
+		return err
+	}
+	return a.reset()
+}
+
+func (a *machineAdapter) reset() error {
+	a.needsReset = false
+	if err := a.h.b.Effects.Reset(a.h.machine); err != nil {
+		err = fmt.Errorf("group %d: reset storage: %w", a.h.cfg.Replica.Group, err)
+		if a.h.failed == nil {
+			a.h.failed = err
+		}
+		return err
+	}
+	return nil
+}
+
+// replyStatus is the status a machine reply gives its request (the
+// server's seam has the same rule): a send without a confirmation stored
+// nothing; the other operations are result-framed.
+func replyStatus(operation uint8, reply []byte) wire.ErrorCode {
+	if operation == partition.OperationSendMessages {
+		if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
+			return wire.ErrInvalidMessagesCount
+		}
+		return wire.ErrorCodeOK
+	}
+	_, code, err := wire.SplitResult(reply)
+	if err != nil {
+		return wire.ErrInvalidCommand
+	}
+	return code
+}
+
+// hostNetwork is the replica's vsr.Network: peers through Binding.Peers,
+// client answers turned into Replies.
+type hostNetwork struct{ h *Host }
+
+func (n *hostNetwork) SendToReplica(replica uint8, m *vsr.Message) {
+	n.h.b.Peers.SendToReplica(replica, m)
+}
+
+func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
+	h := n.h
+	if m.Command != vsr.CommandReply {
+		return // evictions belong to sessions, which the partition plane has none of
+	}
+	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
+	if m.Disposition != vsr.DispositionNone {
+		r.Code = Code(m.Disposition)
+		h.b.Replies.Deliver(r)
+		return
+	}
+	r.Op = m.Op
+	r.Body = m.Body
+	r.Code = replyStatus(m.Operation, m.Body)
+	last := h.sm.last
+	if last.op == m.Op {
+		if last.err != nil {
+			r.Code, r.Err = last.code, last.err
+		}
+		if last.ticket > h.durable && last.err == nil {
+			h.held = append(h.held, heldReply{ticket: last.ticket, reply: r})
+			return
+		}
+	}
+	h.b.Replies.Deliver(r)
+}
