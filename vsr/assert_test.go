@@ -145,3 +145,21 @@ func TestAssertAppliedOpNeverReplaced(t *testing.T) {
 	r.log.setPrepare(q)
 	mustPanic(t, "replaced in the log", func() { r.assertApplied(r.mark()) })
 }
+
+// TestConfigFitsAFullJournalOfHeaders checks that a MessageSizeMax too
+// small for a DoViewChange of a full journal (headers and the bitmap of
+// present bodies) is refused, at the size seed 126 of the swarm ran with.
+func TestConfigFitsAFullJournalOfHeaders(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 63
+	cfg.MessageSizeMax = 16 << 10
+	cfg.WALBytesMax = 4 << 20
+	c := &testCluster{t: t, cfg: cfg}
+	if _, err := NewReplica(cfg, newTestStorage(c, &cfg), &testNetwork{c, 0}, &testStateMachine{}, &c.clock); err == nil {
+		t.Fatalf("63 slots with MessageSizeMax %d accepted; a full DoViewChange is %d bytes", cfg.MessageSizeMax, HeadersMessageSize(63))
+	}
+	cfg.MessageSizeMax = 20 << 10
+	if _, err := NewReplica(cfg, newTestStorage(c, &cfg), &testNetwork{c, 0}, &testStateMachine{}, &c.clock); err != nil {
+		t.Fatal(err)
+	}
+}
