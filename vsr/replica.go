@@ -282,7 +282,7 @@ func (r *Replica) Tick() {
 	if r.status == StatusOpening || r.lastError != nil {
 		return
 	}
-	defer r.assertInput(r.mark())
+	defer r.assertTick(r.mark())
 	r.timers.tick()
 	switch r.status {
 	case StatusNormal:
