@@ -67,7 +67,9 @@ func (r *Replica) assertInput(before mark) {
 	if r.view < before.view {
 		panic(fmt.Sprintf("vsr: view went back from %d to %d", before.view, r.view))
 	}
-	if r.logView < before.logView {
+	// A recovering replica lost its log and adopts a peer's, with that
+	// log's view: only then may its log view go down.
+	if r.logView < before.logView && before.status != StatusRecovering {
 		panic(fmt.Sprintf("vsr: log view went back from %d to %d (view %d, %s)", before.logView, r.logView, r.view, r.status))
 	}
 	if r.commitMin < before.commitMin || r.commitMax < before.commitMax {
@@ -77,7 +79,9 @@ func (r *Replica) assertInput(before mark) {
 		panic(fmt.Sprintf("vsr: checkpoint went back from %d to %d", before.checkpointOp, r.checkpointOp))
 	}
 	d := &r.sb.durable
-	if d.Sequence < before.durable.Sequence || d.View < before.durable.View || d.LogView < before.durable.LogView || d.CheckpointOp < before.durable.CheckpointOp {
+	// (Its log view may go down, after a recovering replica adopted a
+	// peer's log.)
+	if d.Sequence < before.durable.Sequence || d.View < before.durable.View || d.CheckpointOp < before.durable.CheckpointOp {
 		panic(fmt.Sprintf("vsr: durable superblock went back from sequence %d view %d log view %d checkpoint %d to sequence %d view %d log view %d checkpoint %d",
 			before.durable.Sequence, before.durable.View, before.durable.LogView, before.durable.CheckpointOp, d.Sequence, d.View, d.LogView, d.CheckpointOp))
 	}

@@ -163,3 +163,38 @@ func TestConfigFitsAFullJournalOfHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestViewChangeAsksLaterPrimaryForItsView checks that a replica stuck in
+// a view change of an older view, hearing the commit heartbeat of the
+// primary of a later view, asks that primary for a StartView (seed 5600:
+// without it the replica climbed one view per view-change timeout and
+// never caught up), and that a burst of heartbeats makes one request.
+func TestViewChangeAsksLaterPrimaryForItsView(t *testing.T) {
+	c := assertTestCluster(t, Replicated)
+	r := c.nodes[1].replica
+	r.startViewChange(r.view + 1)
+	later := r.view + 7
+	primary := r.primaryIndex(later)
+	if primary == r.cfg.ReplicaIndex {
+		later++
+		primary = r.primaryIndex(later)
+	}
+	c.queue = nil
+	for range 5 {
+		m := &Message{Header: Header{Command: CommandCommit, Cluster: r.cfg.Cluster, Replica: primary, View: later, Commit: 0}}
+		m.Seal()
+		r.Step(m)
+	}
+	requests := 0
+	for _, e := range c.queue {
+		if e.m.Command == CommandRequestStartView {
+			requests++
+			if e.to != int(primary) || e.m.View != later {
+				t.Fatalf("RequestStartView for view %d to replica %d, want view %d to replica %d", e.m.View, e.to, later, primary)
+			}
+		}
+	}
+	if requests != 1 {
+		t.Fatalf("%d RequestStartView messages after 5 heartbeats of view %d, want 1", requests, later)
+	}
+}

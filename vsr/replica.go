@@ -99,6 +99,9 @@ type Replica struct {
 	stuckRounds int
 	// lastHeadersRequest is the tick of the last RequestHeaders sent.
 	lastHeadersRequest uint64
+	// lastStartViewRequest is the view and tick of the last
+	// RequestStartView sent.
+	lastStartViewRequest struct{ view, tick uint64 }
 
 	viewChange viewChangeState
 	recovery   recoveryState
