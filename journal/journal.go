@@ -95,6 +95,20 @@ type Journal struct {
 	cfg      Config
 	headers  Device
 	prepares Device
+	// seqLast is the highest write sequence submitted: a record's sequence
+	// orders it against the other records of its slot at open, so each
+	// write must carry a higher one than every write before it.
+	seqLast uint64
+	written bool
+}
+
+// assertNextSeq checks that a write's sequence is above every sequence
+// written before (the caller's contract; recovery relies on it).
+func (j *Journal) assertNextSeq(op, seq uint64) {
+	if j.written && seq <= j.seqLast {
+		panic(fmt.Sprintf("journal: record of op %d with sequence %d after sequence %d", op, seq, j.seqLast))
+	}
+	j.seqLast, j.written = seq, true
 }
 
 // HeaderRecord is one slot of the header zone as read back.
@@ -214,6 +228,7 @@ func (j *Journal) WritePrepare(op, seq uint64, prepare []byte, done func(err err
 		done(fmt.Errorf("%w: prepare of %d bytes", ErrTooLarge, len(prepare)))
 		return
 	}
+	j.assertNextSeq(op, seq)
 	buf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
 	frame(buf, kindPrepare, op, seq, prepare)
 	assertFramed(buf, kindPrepare, op, seq, prepare)
@@ -237,6 +252,7 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 		done(fmt.Errorf("%w: header kind %d", ErrConfig, kind))
 		return
 	}
+	j.assertNextSeq(op, seq)
 	buf := make([]byte, SectorSize)
 	frame(buf, uint8(kind), op, seq, header)
 	assertFramed(buf, uint8(kind), op, seq, header)

@@ -353,7 +353,7 @@ func drawConfig(r *PRNG, p *Params) {
 // that also holds the largest request of the simulator's workload
 // without padding.
 func messageSizeMin(slots uint64) uint32 {
-	need := max(2*vsr.SectorSize, (slots+1)*vsr.HeaderSize, vsr.HeaderSize+requestBodySize+journalFrameBytes)
+	need := max(2*vsr.SectorSize, vsr.HeadersMessageSize(slots), vsr.HeaderSize+requestBodySize+journalFrameBytes)
 	return uint32((need + vsr.SectorSize - 1) / vsr.SectorSize * vsr.SectorSize)
 }
 

@@ -46,6 +46,14 @@ const (
 	repairRequestsPerTickMax = 16
 )
 
+// HeadersMessageSize is the size of the largest message of headers a
+// journal of slots makes: a DoViewChange carries a header per slot (and
+// the op below them) and a bit per header saying whether its body is
+// present. MessageSizeMax must be at least this.
+func HeadersMessageSize(slots uint64) uint64 {
+	return HeaderSize + slots*HeaderSize + (slots+7)/8
+}
+
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("vsr: invalid config")
 

@@ -436,11 +436,15 @@ func (r *Replica) onPrepareOk(m *Message) {
 
 // onCommit handles the primary's commit heartbeat.
 func (r *Replica) onCommit(m *Message) {
-	if r.status != StatusNormal || m.View < r.view {
+	if m.View > r.view && m.Replica == r.primaryIndex(m.View) {
+		// The primary of a later view is normal and this replica is behind
+		// it, in normal status or in a view change of an older view (one
+		// that may never start: its own view-change timeouts climb one view
+		// at a time). It asks for the view's log instead of waiting.
+		r.requestStartView(m.View)
 		return
 	}
-	if m.View > r.view {
-		r.requestStartView(m.View)
+	if r.status != StatusNormal || m.View < r.view {
 		return
 	}
 	if r.Primary() || m.Replica != r.primaryIndex(r.view) {

@@ -99,6 +99,9 @@ type Replica struct {
 	stuckRounds int
 	// lastHeadersRequest is the tick of the last RequestHeaders sent.
 	lastHeadersRequest uint64
+	// lastStartViewRequest is the view and tick of the last
+	// RequestStartView sent.
+	lastStartViewRequest struct{ view, tick uint64 }
 
 	viewChange viewChangeState
 	recovery   recoveryState
@@ -120,6 +123,9 @@ type Replica struct {
 	// foreignGroup counts messages of this cluster addressed to another
 	// group, dropped by Step.
 	foreignGroup uint64
+	// applied remembers the checksums of recently applied ops (invariants
+	// builds only): an applied op's header never changes.
+	applied []appliedMark
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
@@ -131,29 +137,34 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	if storage == nil || network == nil || sm == nil || clock == nil {
 		return nil, fmt.Errorf("%w: nil dependency", ErrConfig)
 	}
-	if uint64(cfg.JournalSlots+1)*HeaderSize > uint64(cfg.MessageSizeMax) {
-		return nil, fmt.Errorf("%w: %d journal slots of headers exceed message size max %d", ErrConfig, cfg.JournalSlots, cfg.MessageSizeMax)
+	if HeadersMessageSize(cfg.JournalSlots) > uint64(cfg.MessageSizeMax) {
+		return nil, fmt.Errorf("%w: a DoViewChange of %d journal slots of headers (%d bytes) exceeds message size max %d", ErrConfig, cfg.JournalSlots, HeadersMessageSize(cfg.JournalSlots), cfg.MessageSizeMax)
 	}
 	for _, z := range []Zone{ZoneSuperblock, ZoneWALHeaders, ZoneWALPrepares, ZoneCheckpoint} {
 		if storage.ZoneSize(z) < cfg.ZoneSize(z) {
 			return nil, fmt.Errorf("%w: zone %d holds %d bytes, need %d", ErrConfig, z, storage.ZoneSize(z), cfg.ZoneSize(z))
 		}
 	}
-	j, err := journal.New(journal.Config{Slots: cfg.JournalSlots, PrepareSlotSize: uint64(cfg.MessageSizeMax)},
-		zoneDevice{storage, ZoneWALHeaders}, zoneDevice{storage, ZoneWALPrepares})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
 	r := &Replica{
 		cfg:               cfg,
-		storage:           storage,
-		network:           network,
 		sm:                sm,
 		clock:             clock,
-		journal:           j,
 		replicationQuorum: ReplicationQuorum(int(cfg.ReplicaCount)),
 		viewChangeQuorum:  ViewChangeQuorum(int(cfg.ReplicaCount)),
 		status:            StatusOpening,
+	}
+	// Every storage completion and every message sent passes the
+	// replica's assertions (assert.go).
+	r.storage = assertedStorage{storage, r}
+	r.network = assertedNetwork{network, r}
+	j, err := journal.New(journal.Config{Slots: cfg.JournalSlots, PrepareSlotSize: uint64(cfg.MessageSizeMax)},
+		zoneDevice{r.storage, ZoneWALHeaders}, zoneDevice{r.storage, ZoneWALPrepares})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	r.journal = j
+	if invariants {
+		r.applied = make([]appliedMark, cfg.JournalSlots)
 	}
 	r.rootHeader = rootHeader(cfg.Cluster, cfg.Group)
 	r.checkpointHeader = r.rootHeader
@@ -293,8 +304,8 @@ func (r *Replica) Tick() {
 	if r.status == StatusOpening || r.lastError != nil {
 		return
 	}
+	defer r.assertTick(r.mark())
 	r.timers.tick()
-	defer r.assertInvariants()
 	switch r.status {
 	case StatusNormal:
 		if r.Primary() {
@@ -340,7 +351,7 @@ func (r *Replica) Step(m *Message) {
 		}
 		return
 	}
-	defer r.assertInvariants()
+	defer r.assertInput(r.mark())
 	if m.Command != CommandRequest && m.Replica >= r.cfg.ReplicaCount {
 		return
 	}

@@ -325,8 +325,9 @@ func (r *Replica) pickSuperblock(buf []byte, errs [superblockCopies]error, done 
 }
 
 // assertSuperblockAdvances panics if s, about to be written, would take
-// the durable state backwards: the sequence moves by one, and neither the
-// view, the log view nor the checkpoint ever decrease.
+// the durable state backwards: the sequence moves by one, neither the view
+// nor the checkpoint ever decrease, and the log view is at most the view
+// (it may go down: a recovering replica adopts a peer's log and its view).
 func (r *Replica) assertSuperblockAdvances(s *superblockState) {
 	d := &r.sb.durable
 	if s.Sequence != d.Sequence+1 || s.View < d.View || s.LogView > s.View || s.CheckpointOp < d.CheckpointOp {

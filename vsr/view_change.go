@@ -287,6 +287,13 @@ func (r *Replica) requestStartView(view uint64) {
 	if r.isPrimaryOf(view) {
 		return
 	}
+	// Heartbeats of the later view arrive every few ticks: one request per
+	// view and repair round is enough (a StartView carries a whole log).
+	// (The tick is kept plus one, so that zero means never.)
+	if view == r.lastStartViewRequest.view && r.lastStartViewRequest.tick != 0 && r.timers.ticks+1-r.lastStartViewRequest.tick < r.cfg.RepairTimeoutTicks/2 {
+		return
+	}
+	r.lastStartViewRequest.view, r.lastStartViewRequest.tick = view, r.timers.ticks+1
 	r.send(r.primaryIndex(view), &Message{Header: Header{Command: CommandRequestStartView, View: view}})
 }
 
