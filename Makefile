@@ -6,7 +6,7 @@ FUZZTIME ?= 30s
 SEEDS ?= 10000
 PARALLEL ?= 2
 
-.PHONY: all build run test test-short fuzz swarm soak lint clean certs
+.PHONY: swarm-narrow all build run test test-short fuzz swarm soak lint clean certs
 
 # What `strata --version` (and every binary's) reports: the commit and the
 # build date, stamped with -X (VCS stamping may be off, e.g. GOFLAGS=
@@ -65,6 +65,15 @@ swarm: build
 
 soak: build
 	./$(BIN)/strata-sim swarm --seeds 100000 --parallel $(PARALLEL)
+
+# Issue 12's narrowed setting: persisted, 3 replicas, frequent crashes (half
+# of them power losses), slow IO and single-replica partitions. Every other
+# parameter is still drawn per seed. make swarm-narrow SEEDS=2000
+NARROW = --set durability=persisted --set replicas=3 --set crash_ppm=4000 \
+	--set restart_ppm=10000 --set power_loss_ppm=500000 --set io_latency_ticks_max=20 \
+	--set partition_mode=1 --set partition_ppm=3000 --set unpartition_ppm=5000
+swarm-narrow: build
+	./$(BIN)/strata-sim swarm --seeds $(SEEDS) --parallel $(PARALLEL) $(NARROW)
 
 clean:
 	rm -rf $(BIN)
