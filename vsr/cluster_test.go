@@ -135,6 +135,9 @@ type testNetwork struct {
 }
 
 func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
+	if n.c.onSend != nil {
+		n.c.onSend(n.from, m)
+	}
 	n.c.queue = append(n.c.queue, envelope{n.from, int(replica), m})
 }
 
@@ -162,6 +165,12 @@ type testCluster struct {
 	clock   testClock
 	trace   strings.Builder
 	replies []string
+	// onSend, if set, sees every message a replica sends to a replica, at
+	// the moment it is sent.
+	onSend func(from int, m *Message)
+	// stalled holds the replicas whose IO completions are held back (a
+	// slow disk) until the flag is cleared.
+	stalled map[int]bool
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster {
@@ -212,11 +221,17 @@ func (c *testCluster) crash(i int) {
 }
 
 func (c *testCluster) pumpIO() {
+	var held []ioOp
 	for steps := 0; len(c.io) > 0 && steps < 1_000_000; steps++ {
 		op := c.io[0]
 		c.io = c.io[1:]
+		if c.stalled[op.owner] {
+			held = append(held, op)
+			continue
+		}
 		op.f()
 	}
+	c.io = append(held, c.io...)
 }
 
 func (c *testCluster) connected(a, b int) bool {

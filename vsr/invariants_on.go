@@ -33,6 +33,9 @@ func (r *Replica) assertInvariants() {
 		if e.durable && !e.recorded {
 			panic(fmt.Sprintf("vsr: op %d durable but not recorded", e.header.Op))
 		}
+		if (e.sealed || e.sealWritten) && (!e.durable || e.prepare == nil) {
+			panic(fmt.Sprintf("vsr: op %d sealed without a durable prepare", e.header.Op))
+		}
 	}
 	r.assertLogChain()
 }

@@ -27,6 +27,16 @@ type logEntry struct {
 	// slot, by its prepare or by a header record: a restart reloads it.
 	// Invariant: durable implies recorded.
 	recorded bool
+	// sealWritten reports that a HeaderDurable record of this prepare
+	// (written once the prepare was durable) completed its journal write.
+	sealWritten bool
+	// sealed reports that the HeaderDurable record is durable too: both
+	// zones of the slot name the op, so that a restart that finds one of
+	// them faulty (a latent sector, a stale read) still knows the op and
+	// that it may have been acked, and repairs its body instead of
+	// forgetting it. A persisted replica acks only sealed prepares.
+	// Invariant: sealed implies durable.
+	sealed bool
 	// faulty marks a prepare that was durable but failed its checksum on
 	// read: it may have been acked, so it is never nacked.
 	faulty bool

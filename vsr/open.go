@@ -49,6 +49,7 @@ func (r *Replica) Open(done func(err error)) {
 						if err != nil {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
+						r.sealLoaded()
 						r.resume()
 						done(r.lastError)
 					})
@@ -219,6 +220,14 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		if c.body != nil {
 			e := r.log.setPrepare(c.body)
 			e.written, e.durable, e.recorded = true, true, true
+			// Sealed only if the header zone durably holds this prepare's
+			// HeaderDurable record; else the seal is written again after
+			// open (sealLoaded) before the op may be acked.
+			hr := &records[r.journal.Slot(op+1)]
+			var hdr Header
+			e.sealed = hr.Err == nil && hr.Kind == journal.HeaderDurable && hr.Op == op+1 &&
+				hdr.Decode(hr.Header) == nil && hdr.Checksum == c.body.Checksum
+			e.sealWritten = e.sealed
 		} else {
 			e := r.log.setHeader(c.h)
 			e.faulty = c.faulty
@@ -243,6 +252,17 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	for i := range candidates {
 		if c := candidates[i]; c.h != nil && c.h.Op > op+1 && c.h.Op <= r.checkpointOp+r.cfg.JournalSlots {
 			r.journalDamaged = true
+		}
+	}
+}
+
+// sealLoaded writes the HeaderDurable record of every durable prepare the
+// journal reloaded without one (its write was lost in the crash), so that
+// the op is sealed (both zones name it) before this replica acks it.
+func (r *Replica) sealLoaded() {
+	for i := range r.log.entries {
+		if e := &r.log.entries[i]; e.present && e.durable && !e.sealWritten {
+			r.writeRedundantHeader(e)
 		}
 	}
 }

@@ -63,18 +63,27 @@ func (r *Replica) requestSync() {
 	}
 	r.syncs.syncing = true
 	r.syncs.pending = false
+	type markKind uint8
+	const (
+		markPrepare markKind = iota // the prepare was written
+		markHeader                  // a header record adopted from a peer
+		markSeal                    // the HeaderDurable record of a durable prepare
+	)
 	type mark struct {
 		slot, gen uint64
-		prepare   bool // the prepare was written (else a header record)
+		kind      markKind
 	}
 	var marks []mark
 	for i := range r.log.entries {
 		e := &r.log.entries[i]
 		switch {
 		case e.present && e.written && !e.durable:
-			marks = append(marks, mark{uint64(i), e.gen, true})
+			marks = append(marks, mark{uint64(i), e.gen, markPrepare})
 		case e.present && e.headerWritten && !e.recorded:
-			marks = append(marks, mark{uint64(i), e.gen, false})
+			marks = append(marks, mark{uint64(i), e.gen, markHeader})
+		}
+		if e.present && e.sealWritten && !e.sealed {
+			marks = append(marks, mark{uint64(i), e.gen, markSeal})
 		}
 	}
 	r.storage.Sync(func(err error) {
@@ -88,10 +97,18 @@ func (r *Replica) requestSync() {
 			if e.gen != m.gen || !e.present {
 				continue
 			}
-			e.recorded = true
-			if m.prepare {
+			switch m.kind {
+			case markPrepare:
+				e.recorded = true
 				e.durable = true
 				r.writeRedundantHeader(e)
+			case markHeader:
+				e.recorded = true
+			case markSeal:
+				if !e.durable {
+					panic(fmt.Sprintf("vsr: op %d sealed before its prepare is durable", e.header.Op))
+				}
+				e.sealed = true
 			}
 		}
 		if r.sb.waitJournal {
@@ -122,14 +139,25 @@ func (r *Replica) recordedHead() uint64 {
 }
 
 // writeRedundantHeader records the header of a durable prepare in the
-// header zone. A later sync makes it durable; if it is lost, the journal
-// loader falls back to the header inside the prepare.
+// header zone (a HeaderDurable record). Once a later sync makes it durable
+// the entry is sealed and may be acked: until then a restart that finds
+// the prepare's sector unreadable would not know the op at all, and would
+// vote with a log that ends below an op it acknowledged.
 func (r *Replica) writeRedundantHeader(e *logEntry) {
+	if !e.durable || e.sealWritten {
+		panic(fmt.Sprintf("vsr: redundant header of op %d written twice or before its prepare is durable", e.header.Op))
+	}
 	header := make([]byte, HeaderSize)
 	e.header.Encode(header)
-	r.journal.WriteHeader(e.header.Op, r.nextJournalSeq(), journal.HeaderDurable, header, func(err error) {
+	op, gen := e.header.Op, e.gen
+	r.journal.WriteHeader(op, r.nextJournalSeq(), journal.HeaderDurable, header, func(err error) {
 		if err != nil {
-			r.fail(fmt.Errorf("journal header write op %d: %w", e.header.Op, err))
+			r.fail(fmt.Errorf("journal header write op %d: %w", op, err))
+			return
+		}
+		if e := r.log.entry(op); e.present && e.gen == gen && e.header.Op == op {
+			e.sealWritten = true
+			r.requestSync()
 		}
 	})
 }

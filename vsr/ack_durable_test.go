@@ -1,0 +1,148 @@
+package vsr
+
+import (
+	"testing"
+
+	"github.com/stratabroker/strata/journal"
+)
+
+// durablyNamed reports whether replica i's durable storage names op with
+// checksum sum in both zones of its journal slot: the prepare in the
+// prepare zone and its HeaderDurable record in the header zone.
+func (c *testCluster) durablyNamed(i int, op uint64, sum Uint128) (prepare, header bool) {
+	s := c.nodes[i].storage
+	slot := op % c.cfg.JournalSlots
+	hsec := s.durable[ZoneWALHeaders][slot*SectorSize : (slot+1)*SectorSize]
+	if rec, err := journal.ParseRecord(hsec); err == nil && !rec.Prepare && rec.Kind == journal.HeaderDurable && rec.Op == op {
+		var h Header
+		header = h.Decode(rec.Payload) == nil && h.Checksum == sum
+	}
+	size := uint64(c.cfg.MessageSizeMax)
+	psec := s.durable[ZoneWALPrepares][slot*size : (slot+1)*size]
+	if rec, err := journal.ParseRecord(psec); err == nil && rec.Prepare && rec.Op == op {
+		var m Message
+		prepare = m.Decode(rec.Payload) == nil && m.Checksum == sum
+	}
+	return prepare, header
+}
+
+// TestPrepareOkWaitsForBothJournalCopies: a persisted backup acks an op
+// only once both copies of its journal slot are durable, the prepare and
+// the HeaderDurable record written after it. With only the prepare
+// durable, a restart that finds the prepare's sector unreadable (a latent
+// error, a stale read) has no record of the op at all: its log ends below
+// an op it acknowledged, and it votes with that log (seed 163972 of the
+// wider swarm, scenarios/bug_vote_below_acked_op_20233.txt's family).
+// The same holds for an op the backup applied already (committed): its
+// ack is counted by a new primary that collects acks for the log it
+// started the view with, so it too waits for the journal (seed 20233: a
+// backup on a slow disk acked an applied op, lost it in a power loss,
+// and voted with a log below it).
+func TestPrepareOkWaitsForBothJournalCopies(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	checked := 0
+	c.onSend = func(from int, m *Message) {
+		if m.Command != CommandPrepareOk {
+			return
+		}
+		r := c.nodes[from].replica
+		if m.Op <= r.sb.durable.CheckpointOp {
+			return
+		}
+		checked++
+		prepare, header := c.durablyNamed(from, m.Op, m.Context)
+		if !prepare || !header {
+			t.Fatalf("r%d sent PrepareOk for op %d (commit %d) with its durable prepare %v and HeaderDurable record %v", from, m.Op, m.Commit, prepare, header)
+		}
+	}
+	for id := uint64(1); id <= 3; id++ {
+		for i := range 4 {
+			if err := c.client(id).Submit(OperationUserMin, []byte{byte('a' + i)}); err != nil {
+				t.Fatal(err)
+			}
+			for ticks := 0; c.client(id).Busy() && ticks < 1000; ticks++ {
+				c.tick(1)
+			}
+		}
+	}
+	// A new primary resends the prepares of the log it starts its view
+	// with; the backups ack those they applied already.
+	c.crash(0)
+	c.tick(400)
+	if !c.nodes[1].replica.Primary() {
+		t.Fatalf("no view change to r1:\n%s", c.status())
+	}
+	if err := c.client(9).Submit(OperationUserMin, []byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	c.tick(200)
+	if checked == 0 {
+		t.Fatal("no PrepareOk checked")
+	}
+	t.Logf("%d PrepareOks checked\n%s", checked, c.status())
+}
+
+// TestAppliedOpAckedOnlyOnceDurable: a backup applies a committed op as
+// soon as its body is present, before its journal write is durable (its
+// disk is slow). A copy of the prepare that arrives then (a resend, a
+// duplicate) must not draw an ack: the ack says the op is in the log this
+// replica votes with, and a new primary collecting acks for the log it
+// started its view with counts it. Seed 20233 of the wider swarm: replica
+// 1 acked applied op 2 this way, lost it in a power loss, and voted with
+// a log ending at op 1 (scenarios/bug_vote_below_acked_op_20233.txt).
+func TestAppliedOpAckedOnlyOnceDurable(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	c.stalled = map[int]bool{2: true}
+	var prepares []*Message
+	acked := 0
+	c.onSend = func(from int, m *Message) {
+		switch {
+		case m.Command == CommandPrepare && from == 0:
+			prepares = append(prepares, m.Clone())
+		case m.Command == CommandPrepareOk && from == 2:
+			acked++
+			if prepare, header := c.durablyNamed(2, m.Op, m.Context); !prepare || !header {
+				t.Errorf("r2 acked op %d (commit %d) with its durable prepare %v and HeaderDurable record %v", m.Op, m.Commit, prepare, header)
+			}
+		}
+	}
+	if err := c.client(1).Submit(OperationUserMin, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	for ticks := 0; c.client(1).Busy() && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	c.tick(50) // a commit heartbeat tells the backups
+	r2 := c.nodes[2].replica
+	if c.client(1).Busy() || r2.CommitNumber() < 2 || len(prepares) == 0 {
+		t.Fatalf("r2 did not apply the ops (its disk stalled): commit %d, %d prepares\n%s", r2.CommitNumber(), len(prepares), c.status())
+	}
+	for _, p := range prepares {
+		c.queue = append(c.queue, envelope{0, 2, p.Clone()})
+	}
+	c.deliver(false, 1000)
+	if acked != 0 {
+		t.Fatalf("r2 acked %d prepares its stalled disk never made durable", acked)
+	}
+	// Once its disk catches up it acks again.
+	delete(c.stalled, 2)
+	for _, p := range prepares {
+		c.queue = append(c.queue, envelope{0, 2, p.Clone()})
+	}
+	c.deliver(false, 1000)
+	if acked == 0 {
+		t.Fatal("r2 never acked the applied ops once durable")
+	}
+}
