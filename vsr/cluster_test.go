@@ -171,6 +171,8 @@ type testCluster struct {
 	// stalled holds the replicas whose IO completions are held back (a
 	// slow disk) until the flag is cleared.
 	stalled map[int]bool
+	// afterIO, if set, runs after every IO completion.
+	afterIO func()
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster {
@@ -230,6 +232,9 @@ func (c *testCluster) pumpIO() {
 			continue
 		}
 		op.f()
+		if c.afterIO != nil {
+			c.afterIO()
+		}
 	}
 	c.io = append(held, c.io...)
 }

@@ -49,7 +49,7 @@ func (r *Replica) Open(done func(err error)) {
 						if err != nil {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
-						r.sealLoaded()
+						r.rerecordLoaded()
 						r.resume()
 						done(r.lastError)
 					})
@@ -150,10 +150,12 @@ func (r *Replica) loadJournal(done func()) {
 	})
 }
 
-// loadedSlot is a prepare slot as read back at open.
+// loadedSlot is a prepare slot as read back at open: a prepare, or the
+// copy of an installed header or removal (mirror, journal.SlotRecord).
 type loadedSlot struct {
 	prepare *Message
 	seq     uint64
+	mirror  *journal.HeaderRecord
 }
 
 func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
@@ -165,7 +167,12 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 		var m Message
 		if err == nil {
 			r.journalSeq = max(r.journalSeq, rec.Seq+1)
-			if m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot {
+			switch {
+			case rec.Kind != 0:
+				if r.journal.Slot(rec.Op) == slot {
+					slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
+				}
+			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot:
 				slots[slot] = loadedSlot{prepare: m.Clone(), seq: rec.Seq}
 			}
 		}
@@ -173,10 +180,17 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 	})
 }
 
-// slotCandidate returns what a slot holds after reconciling its records.
+// slotCandidate returns what a slot holds after reconciling its records:
+// the newest of the header zone's record, the prepare zone's prepare and
+// the prepare zone's copy of an installed header or removal. One faulty
+// zone then costs the slot at most its newest copy, never a change: an
+// installed header or a removal is in both zones.
 func (r *Replica) slotCandidate(rec *journal.HeaderRecord, ls *loadedSlot) (h *Header, body *Message, faulty bool) {
 	if rec.Err == nil {
 		r.journalSeq = max(r.journalSeq, rec.Seq+1)
+	}
+	if m := ls.mirror; m != nil && (rec.Err != nil || m.Seq > rec.Seq) {
+		rec = m
 	}
 	if rec.Err == nil && (ls.prepare == nil || rec.Seq > ls.seq) {
 		if rec.Kind == journal.HeaderRemoved {
@@ -217,21 +231,22 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		if c.h == nil || c.h.Op != op+1 || c.h.Parent != parentSum {
 			break
 		}
+		slot := r.journal.Slot(op + 1)
+		named, kind := recordNames(&records[slot], c.h)
 		if c.body != nil {
+			// Recorded if the header zone names the prepare too; sealed if
+			// by its HeaderDurable record. Else the seal is written again
+			// after open (rerecordLoaded) before the op may be acked.
 			e := r.log.setPrepare(c.body)
-			e.written, e.durable, e.recorded = true, true, true
-			// Sealed only if the header zone durably holds this prepare's
-			// HeaderDurable record; else the seal is written again after
-			// open (sealLoaded) before the op may be acked.
-			hr := &records[r.journal.Slot(op+1)]
-			var hdr Header
-			e.sealed = hr.Err == nil && hr.Kind == journal.HeaderDurable && hr.Op == op+1 &&
-				hdr.Decode(hr.Header) == nil && hdr.Checksum == c.body.Checksum
+			e.written, e.durable = true, true
+			e.recorded = named
+			e.sealed = named && kind == journal.HeaderDurable
 			e.sealWritten = e.sealed
 		} else {
 			e := r.log.setHeader(c.h)
 			e.faulty = c.faulty
-			e.recorded = true
+			mirrored, _ := recordNames(slots[slot].mirror, c.h)
+			e.recorded = named && mirrored
 		}
 		op++
 		parentSum = c.h.Checksum
@@ -256,13 +271,32 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	}
 }
 
-// sealLoaded writes the HeaderDurable record of every durable prepare the
-// journal reloaded without one (its write was lost in the crash), so that
-// the op is sealed (both zones name it) before this replica acks it.
-func (r *Replica) sealLoaded() {
+// recordNames reports whether rec is a valid header record naming h, and
+// its kind.
+func recordNames(rec *journal.HeaderRecord, h *Header) (bool, journal.HeaderKind) {
+	if rec == nil || rec.Err != nil || rec.Op != h.Op || rec.Kind == journal.HeaderRemoved {
+		return false, 0
+	}
+	var hdr Header
+	return hdr.Decode(rec.Header) == nil && hdr.Checksum == h.Checksum, rec.Kind
+}
+
+// rerecordLoaded writes again what the journal reloaded in one zone only
+// (the other write was lost in the crash, or its zone read back faulty):
+// the HeaderDurable record of a durable prepare, so that the op is sealed
+// before this replica acks it, and both copies of an installed header. A
+// header whose prepare was durable but read back faulty stays as it is
+// until its body is repaired (it must keep saying the op may be acked).
+func (r *Replica) rerecordLoaded() {
 	for i := range r.log.entries {
-		if e := &r.log.entries[i]; e.present && e.durable && !e.sealWritten {
+		e := &r.log.entries[i]
+		switch {
+		case !e.present || e.header.Op <= r.checkpointOp:
+		case e.durable && !e.sealWritten:
 			r.writeRedundantHeader(e)
+		case e.prepare == nil && !e.faulty && !e.recorded:
+			h := e.header
+			r.journalHeaderChange(h.Op, &h)
 		}
 	}
 }

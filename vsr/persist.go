@@ -99,7 +99,8 @@ func (r *Replica) requestSync() {
 			}
 			switch m.kind {
 			case markPrepare:
-				e.recorded = true
+				// Recorded only once sealed (or already, by an installed
+				// header of this prepare in both zones).
 				e.durable = true
 				r.writeRedundantHeader(e)
 			case markHeader:
@@ -109,6 +110,7 @@ func (r *Replica) requestSync() {
 					panic(fmt.Sprintf("vsr: op %d sealed before its prepare is durable", e.header.Op))
 				}
 				e.sealed = true
+				e.recorded = true
 			}
 		}
 		if r.sb.waitJournal {
@@ -123,7 +125,8 @@ func (r *Replica) requestSync() {
 }
 
 // recordedHead returns the highest op up to which every op above the
-// checkpoint is recorded durably in the journal (persisted mode): the log a
+// checkpoint is recorded durably in both zones of the journal (persisted
+// mode, logEntry.recorded): the log a
 // restart reloads reaches at least this op. The in-memory log is a chain,
 // so the journal's records of these ops chain from the checkpoint.
 func (r *Replica) recordedHead() uint64 {
