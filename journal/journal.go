@@ -284,6 +284,18 @@ func (j *Journal) WritePrepare(op, seq uint64, prepare []byte, done func(err err
 // goes to the slot's prepare zone too (HeaderKind.mirrored), and done runs
 // once both writes completed.
 func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, done func(err error)) {
+	j.writeHeader(op, seq, kind, header, kind.mirrored(), done)
+}
+
+// WriteHeaderCopies stores a header record in both zones of op's slot,
+// whatever its kind: the HeaderDurable record of a prepare whose body
+// read back faulty, so that the slot keeps saying, in both zones, that
+// the op was durable (and may have been acked) until its body is repaired.
+func (j *Journal) WriteHeaderCopies(op, seq uint64, kind HeaderKind, header []byte, done func(err error)) {
+	j.writeHeader(op, seq, kind, header, true, done)
+}
+
+func (j *Journal) writeHeader(op, seq uint64, kind HeaderKind, header []byte, both bool, done func(err error)) {
 	if len(header) > HeaderPayloadMax {
 		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
 		return
@@ -297,7 +309,7 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 	assertFramed(buf, uint8(kind), op, seq, header)
 	slot := j.Slot(op)
 	writes := 1
-	if kind.mirrored() {
+	if both {
 		writes = 2
 	}
 	var first error
@@ -316,7 +328,7 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 			complete(err)
 		})
 	})
-	if kind.mirrored() {
+	if both {
 		mirror := append([]byte(nil), buf...)
 		j.ordered(zonePrepares, slot, func(next func()) {
 			j.prepares.Write(slot*j.cfg.PrepareSlotSize, mirror, func(err error) {
@@ -327,8 +339,8 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 	}
 }
 
-// SlotRecord is a prepare slot as read back: a prepare, or the copy of an
-// installed header or removal (HeaderKind.mirrored).
+// SlotRecord is a prepare slot as read back: a prepare, or the copy of a
+// header record (HeaderKind.mirrored, WriteHeaderCopies).
 type SlotRecord struct {
 	Op  uint64
 	Seq uint64
@@ -350,7 +362,7 @@ func (j *Journal) ReadSlot(slot uint64, done func(rec SlotRecord, err error)) {
 			return
 		}
 		rec, err := unframe(buf)
-		if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).mirrored() {
+		if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
 			err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
 		}
 		if err != nil {

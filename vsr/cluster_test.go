@@ -20,6 +20,9 @@ type testStorage struct {
 	pending  []testWrite // written, not yet synced
 	config   *Config
 	corrupts map[Zone][][2]uint64
+	// hold, if set for a zone, keeps the writes to it from completing
+	// (they are lost in a crash).
+	hold map[Zone]bool
 }
 
 type testWrite struct {
@@ -55,6 +58,9 @@ func (s *testStorage) Read(z Zone, offset uint64, buf []byte, done func(error)) 
 func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)) {
 	if offset+uint64(len(data)) > s.config.ZoneSize(z) {
 		s.c.io = append(s.c.io, ioOp{s.owner, func() { done(errors.New("write past zone end")) }})
+		return
+	}
+	if s.hold[z] {
 		return
 	}
 	s.writeSeq++

@@ -49,6 +49,7 @@ func (r *Replica) Open(done func(err error)) {
 						if err != nil {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
+						r.adoptJournalLogView()
 						r.rerecordLoaded()
 						r.resume()
 						done(r.lastError)
@@ -258,6 +259,16 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	// records of later ops beyond it, means a durable (possibly acked) op
 	// was lost: the replica cannot vouch for its log and recovers it from
 	// peers. A hole left by an in-flight write at the crash is harmless.
+	for i := range records {
+		for _, rec := range []*journal.HeaderRecord{&records[i], slots[i].mirror} {
+			if rec == nil || rec.Err != nil || rec.Op <= r.checkpointOp || rec.Op > r.opPrepareMax() {
+				continue
+			}
+			if t, ok := recordTag(rec); ok && t.logView > r.logView && t.logView > r.journalLogView.logView {
+				r.journalLogView = t
+			}
+		}
+	}
 	hole := r.journal.Slot(op + 1)
 	rec := &records[hole]
 	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole)
@@ -269,6 +280,55 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 			r.journalDamaged = true
 		}
 	}
+}
+
+// adoptJournalLogView handles a restart between the journal records of a
+// new log view's log (installed headers, removals) and the superblock that
+// records that log view: the durable log view is the old one, but the
+// journal no longer holds its log; voting with it would claim, for the old
+// log view, a log that may end below ops this replica acknowledged there.
+// If the journal's chain reaches the head the new log view's log started
+// at, the journal holds all of that log (a hash chain): the replica takes
+// it up again, in that log view, dropping what is left above the head of
+// older views (their removals may not have landed), and the superblock it
+// then writes makes the log view durable before it acks or votes in it.
+// Otherwise (the crash struck while the records were written) it keeps its
+// durable log view.
+//
+// Either way the log then holds no op prepared in a view after its log
+// view: a log of log view L is made of prepares of views up to L, and a
+// prepare of a later view in the journal (appended by a primary, or by a
+// backup, of a view whose superblock did not become durable) is not part
+// of it. The cut is recorded (removals), so that a later log that ends
+// below it never takes the stale prepare back at a restart.
+func (r *Replica) adoptJournalLogView() {
+	t := r.journalLogView
+	r.journalLogView = changeTag{}
+	if r.solo() {
+		return
+	}
+	head := r.commitMin
+	if h, ok := r.header(t.head); ok && t.logView > r.logView && h.Checksum == t.headChecksum && t.head >= r.commitMin {
+		r.logView = t.logView
+		r.view = max(r.view, t.logView)
+		r.logViewHead = Header{Op: t.head, Checksum: t.headChecksum}
+		head = t.head
+		// Above the head only the log view's own prepares belong to it.
+		for head < r.op {
+			if e := r.log.at(head + 1); e == nil || e.header.View != t.logView {
+				break
+			}
+			head++
+		}
+		r.truncate(head)
+	}
+	for head < r.op {
+		if e := r.log.at(head + 1); e == nil || e.header.View > r.logView {
+			break
+		}
+		head++
+	}
+	r.truncate(head)
 }
 
 // recordNames reports whether rec is a valid header record naming h, and
@@ -284,9 +344,9 @@ func recordNames(rec *journal.HeaderRecord, h *Header) (bool, journal.HeaderKind
 // rerecordLoaded writes again what the journal reloaded in one zone only
 // (the other write was lost in the crash, or its zone read back faulty):
 // the HeaderDurable record of a durable prepare, so that the op is sealed
-// before this replica acks it, and both copies of an installed header. A
-// header whose prepare was durable but read back faulty stays as it is
-// until its body is repaired (it must keep saying the op may be acked).
+// before this replica acks it, both copies of an installed header, and
+// both copies of the HeaderDurable record of a prepare that read back
+// faulty (which must keep saying the op may have been acked).
 func (r *Replica) rerecordLoaded() {
 	for i := range r.log.entries {
 		e := &r.log.entries[i]
@@ -297,6 +357,8 @@ func (r *Replica) rerecordLoaded() {
 		case e.prepare == nil && !e.faulty && !e.recorded:
 			h := e.header
 			r.journalHeaderChange(h.Op, &h)
+		case e.prepare == nil && e.faulty && !e.recorded:
+			r.journalRecordFaulty(e)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package vsr
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/stratabroker/strata/journal"
@@ -175,27 +176,59 @@ func (r *Replica) nextJournalSeq() uint64 {
 // log's content at op changed without a durable prepare: a header adopted
 // from a peer (h set) or a removal (h nil). The superblock that makes the
 // new log view durable waits for these writes, so that a restart never
-// resurrects a prepare the log had replaced.
+// resurrects a prepare the log had replaced. Each record names the log
+// view it belongs to and the head that log view's log started at
+// (changeTag): a restart that finds a change of a log view its superblock
+// does not hold knows the journal took that log view's log, and adopts it
+// if the journal holds all of it (adoptJournalLogView).
 func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 	if !r.persisted() {
 		return
 	}
 	kind := journal.HeaderRemoved
-	var payload []byte
-	gen := r.log.entry(op).gen
+	payload := make([]byte, changeTagSize)
 	if h != nil {
 		kind = journal.HeaderInstalled
-		payload = make([]byte, HeaderSize)
+		payload = make([]byte, HeaderSize+changeTagSize)
 		h.Encode(payload)
 	}
+	t := changeTag{logView: r.logView, head: r.logViewHead.Op, headChecksum: r.logViewHead.Checksum}
+	t.encode(payload[len(payload)-changeTagSize:])
+	r.journalRecord(op, h != nil, func(done func(error)) {
+		r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, done)
+	})
+}
+
+// journalRecordFaulty writes the HeaderDurable record of a prepare whose
+// body read back faulty at open to both zones of its slot again (the
+// prepare zone holds nothing valid of it), so that the entry is recorded:
+// a log view whose log holds it may then become durable without waiting
+// for its body, which a replica in a view change does not repair.
+func (r *Replica) journalRecordFaulty(e *logEntry) {
+	if !r.persisted() || !e.faulty || e.prepare != nil {
+		panic(fmt.Sprintf("vsr: op %d recorded as faulty while its body is present", e.header.Op))
+	}
+	op := e.header.Op
+	payload := make([]byte, HeaderSize)
+	e.header.Encode(payload)
+	r.journalRecord(op, true, func(done func(error)) {
+		r.journal.WriteHeaderCopies(op, r.nextJournalSeq(), journal.HeaderDurable, payload, done)
+	})
+}
+
+// journalRecord runs write, a journal header write of op that a superblock
+// waits for; names reports that it names the slot's entry (which is
+// recorded once a sync covers the write).
+func (r *Replica) journalRecord(op uint64, names bool, write func(done func(error))) {
+	gen := r.log.entry(op).gen
 	r.installWrites++
-	r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, func(err error) {
+	write(func(err error) {
 		r.installWrites--
 		if err != nil {
 			r.fail(fmt.Errorf("journal header change op %d: %w", op, err))
 			return
 		}
-		if e := r.log.entry(op); h != nil && e.present && e.gen == gen {
+		if e := r.log.entry(op); names && e.present && e.gen == gen {
 			// The entry is recorded once a sync covers this write.
 			e.headerWritten = true
 			r.requestSync()
@@ -205,6 +238,41 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 			r.requestSuperblock()
 		}
 	})
+}
+
+// changeTag ends the payload of an installed header's or a removal's
+// journal record: the log view the change belongs to, and the head (op and
+// checksum) the log of that log view started at when the replica took it
+// (a StartView's, or the log a recovery adopted).
+type changeTag struct {
+	logView      uint64
+	head         uint64
+	headChecksum Uint128
+}
+
+// changeTagSize is the encoded size of a changeTag.
+const changeTagSize = 32
+
+func (t *changeTag) encode(buf []byte) {
+	le := binary.LittleEndian
+	le.PutUint64(buf[0:], t.logView)
+	le.PutUint64(buf[8:], t.head)
+	putUint128(buf[16:], t.headChecksum)
+}
+
+// recordTag returns the tag of a valid HeaderInstalled or HeaderRemoved
+// record, false for another record or one written without a tag.
+func recordTag(rec *journal.HeaderRecord) (changeTag, bool) {
+	if rec == nil || rec.Err != nil || (rec.Kind != journal.HeaderInstalled && rec.Kind != journal.HeaderRemoved) {
+		return changeTag{}, false
+	}
+	n := len(rec.Header)
+	if n < changeTagSize || (rec.Kind == journal.HeaderInstalled && n < HeaderSize+changeTagSize) {
+		return changeTag{}, false
+	}
+	buf := rec.Header[n-changeTagSize:]
+	le := binary.LittleEndian
+	return changeTag{logView: le.Uint64(buf[0:]), head: le.Uint64(buf[8:]), headChecksum: getUint128(buf[16:])}, true
 }
 
 // removeOp drops op from the log and records the removal in the journal.

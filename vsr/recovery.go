@@ -118,6 +118,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	promised := r.view
 	r.view = max(latest, promised)
 	r.logView = from.LogView
+	r.logViewHead = r.chainHead(headers, from.Op)
 	r.installChain(headers, from.Op)
 	r.sb.logViewOp = r.op
 	// This replica may have acked these ops before it lost them: it must
