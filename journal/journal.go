@@ -1,6 +1,9 @@
 // Package journal stores the prepares of a VSR replica in two storage
 // zones: one sector per slot of checksummed headers, and one fixed-size
 // area per slot holding the full checksummed prepare. Slot = op % slots.
+// A record that replaces a slot's prepare (an installed header, a removal)
+// goes to both zones, so that one faulty zone of a slot never brings back
+// what it replaced; the writes to one slot of a zone land in order.
 //
 // The journal knows nothing of the prepare format beyond its bytes: it
 // frames each record with magic, kind, op, length and a checksum, and

@@ -232,3 +232,52 @@ func TestRecordedMeansBothZones(t *testing.T) {
 	}
 	t.Logf("%d ops checked\n%s", checks, c.status())
 }
+
+// TestFaultySlotRecordedAgainInBothZones: a restart that finds a prepare's
+// sector corrupt keeps the op from its HeaderDurable record (faulty: never
+// nacked, repaired from a peer). That record is then the slot's only copy,
+// so the replica writes it to both zones again: the entry counts as
+// recorded without its body, and a log view whose log holds it can become
+// durable while the replica is in a view change (where it repairs nothing).
+func TestFaultySlotRecordedAgainInBothZones(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	for i := range 3 {
+		if err := c.client(1).Submit(OperationUserMin, []byte{byte('a' + i)}); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(1).Busy() && ticks < 1000; ticks++ {
+			c.tick(1)
+		}
+	}
+	c.tick(50)
+	r2 := c.nodes[2].replica
+	op := r2.OpNumber()
+	if r2.CheckpointOp() >= op {
+		t.Fatalf("op %d is checkpointed", op)
+	}
+	sum := r2.log.at(op).header.Checksum
+	c.crash(2)
+	s := c.nodes[2].storage
+	size := uint64(cfg.MessageSizeMax)
+	slot := op % cfg.JournalSlots
+	s.durable[ZoneWALPrepares][slot*size+100] ^= 0xff
+	c.start(2)
+	r2 = c.nodes[2].replica
+	e := r2.log.at(op)
+	if e == nil || e.prepare != nil || !e.faulty {
+		t.Fatalf("op %d not reloaded as a faulty slot: %+v", op, e)
+	}
+	if !e.recorded || !c.namedInBothZones(2, op, sum) {
+		t.Fatalf("the faulty slot of op %d is recorded %v, named in both zones %v", op, e.recorded, c.namedInBothZones(2, op, sum))
+	}
+	rec, err := journal.ParseRecord(s.durable[ZoneWALPrepares][slot*size:])
+	if err != nil || rec.Prepare || rec.Kind != journal.HeaderDurable {
+		t.Fatalf("prepare zone of op %d holds %+v %v, want its HeaderDurable record", op, rec, err)
+	}
+}

@@ -253,12 +253,8 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		parentSum = c.h.Checksum
 	}
 	r.op = op
-	// The chain ends at a hole. A header record is written only once its
-	// prepare was durable (or before the superblock of a view change), so
-	// a corrupt or misdirected header record in the hole's slot, with
-	// records of later ops beyond it, means a durable (possibly acked) op
-	// was lost: the replica cannot vouch for its log and recovers it from
-	// peers. A hole left by an in-flight write at the crash is harmless.
+	// The newest change recorded for a log view the superblock does not
+	// hold, if any (adoptJournalLogView).
 	for i := range records {
 		for _, rec := range []*journal.HeaderRecord{&records[i], slots[i].mirror} {
 			if rec == nil || rec.Err != nil || rec.Op <= r.checkpointOp || rec.Op > r.opPrepareMax() {
@@ -269,6 +265,12 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 			}
 		}
 	}
+	// The chain ends at a hole. A header record is written only once its
+	// prepare was durable (or before the superblock of a view change), so
+	// a corrupt or misdirected header record in the hole's slot, with
+	// records of later ops beyond it, means a durable (possibly acked) op
+	// was lost: the replica cannot vouch for its log and recovers it from
+	// peers. A hole left by an in-flight write at the crash is harmless.
 	hole := r.journal.Slot(op + 1)
 	rec := &records[hole]
 	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole)
