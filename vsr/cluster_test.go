@@ -144,6 +144,9 @@ func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
 	if n.c.onSend != nil {
 		n.c.onSend(n.from, m)
 	}
+	if n.c.drop != nil && n.c.drop(n.from, m) {
+		return
+	}
 	n.c.queue = append(n.c.queue, envelope{n.from, int(replica), m})
 }
 
@@ -179,6 +182,8 @@ type testCluster struct {
 	stalled map[int]bool
 	// afterIO, if set, runs after every IO completion.
 	afterIO func()
+	// drop, if set, drops the messages to replicas it returns true for.
+	drop func(from int, m *Message) bool
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster {

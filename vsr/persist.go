@@ -199,11 +199,13 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 	})
 }
 
-// journalRecordFaulty writes the HeaderDurable record of a prepare whose
-// body read back faulty at open to both zones of its slot again (the
-// prepare zone holds nothing valid of it), so that the entry is recorded:
-// a log view whose log holds it may then become durable without waiting
-// for its body, which a replica in a view change does not repair.
+// journalRecordFaulty writes the HeaderDurable record of an entry whose
+// body is missing but which this replica may have acked (faulty: a prepare
+// that read back faulty at open, or an op a recovery took back) to both
+// zones of its slot, so that a restart still never nacks it, and so that
+// the entry is recorded: a log view whose log holds it may then become
+// durable without waiting for its body, which a replica in a view change
+// does not repair.
 func (r *Replica) journalRecordFaulty(e *logEntry) {
 	if !r.persisted() || !e.faulty || e.prepare != nil {
 		panic(fmt.Sprintf("vsr: op %d recorded as faulty while its body is present", e.header.Op))
