@@ -190,10 +190,13 @@ func (r *Replica) slotCandidate(rec *journal.HeaderRecord, ls *loadedSlot) (h *H
 	if rec.Err == nil {
 		r.journalSeq = max(r.journalSeq, rec.Seq+1)
 	}
-	if m := ls.mirror; m != nil && (rec.Err != nil || m.Seq > rec.Seq) {
-		rec = m
+	// A header record of an op of another slot is a misdirected write: it
+	// says nothing of this slot, whose other zone is then intact.
+	valid := rec.Err == nil && r.journal.Slot(rec.Op) == rec.Slot
+	if m := ls.mirror; m != nil && (!valid || m.Seq > rec.Seq) {
+		rec, valid = m, true
 	}
-	if rec.Err == nil && (ls.prepare == nil || rec.Seq > ls.seq) {
+	if valid && (ls.prepare == nil || rec.Seq > ls.seq) {
 		if rec.Kind == journal.HeaderRemoved {
 			return nil, nil, false
 		}
