@@ -111,7 +111,7 @@ type Journal struct {
 	// or zonePrepares): a write is submitted only once the one before it
 	// completed, so that the newest record is the one the sector keeps (a
 	// device may complete concurrent writes in any order).
-	queues [2]map[uint64]*slotQueue
+	queues [2][]slotQueue
 }
 
 const (
@@ -121,6 +121,7 @@ const (
 
 // slotQueue holds the writes of one slot waiting for the one in flight.
 type slotQueue struct {
+	busy    bool
 	waiting []func(done func())
 }
 
@@ -151,23 +152,24 @@ func New(cfg Config, headers, prepares Device) (*Journal, error) {
 		return nil, fmt.Errorf("%w: prepare slot size %d", ErrConfig, cfg.PrepareSlotSize)
 	}
 	return &Journal{cfg: cfg, headers: headers, prepares: prepares,
-		queues: [2]map[uint64]*slotQueue{make(map[uint64]*slotQueue), make(map[uint64]*slotQueue)}}, nil
+		queues: [2][]slotQueue{make([]slotQueue, cfg.Slots), make([]slotQueue, cfg.Slots)}}, nil
 }
 
 // ordered runs write, which must call its done once its device write
 // completed, after every earlier write to the same slot of zone did.
 func (j *Journal) ordered(zone int, slot uint64, write func(done func())) {
-	if q, busy := j.queues[zone][slot]; busy {
+	q := &j.queues[zone][slot]
+	if q.busy {
 		q.waiting = append(q.waiting, write)
 		return
 	}
-	q := &slotQueue{}
-	j.queues[zone][slot] = q
+	q.busy = true
 	var next func(w func(done func()))
 	next = func(w func(done func())) {
 		w(func() {
 			if len(q.waiting) == 0 {
-				delete(j.queues[zone], slot)
+				q.busy = false
+				q.waiting = q.waiting[:0]
 				return
 			}
 			w2 := q.waiting[0]
