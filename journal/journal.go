@@ -1,6 +1,9 @@
 // Package journal stores the prepares of a VSR replica in two storage
 // zones: one sector per slot of checksummed headers, and one fixed-size
 // area per slot holding the full checksummed prepare. Slot = op % slots.
+// A record that replaces a slot's prepare (an installed header, a removal)
+// goes to both zones, so that one faulty zone of a slot never brings back
+// what it replaced; the writes to one slot of a zone land in order.
 //
 // The journal knows nothing of the prepare format beyond its bytes: it
 // frames each record with magic, kind, op, length and a checksum, and
@@ -54,6 +57,15 @@ const (
 	HeaderRemoved HeaderKind = 4
 )
 
+// mirrored reports whether a header record of kind k is written to both
+// zones. An installed header or a removal replaces what the slot's
+// prepare zone holds (an older prepare, which a restart must not bring
+// back): with the record in the header zone alone, one faulty header
+// sector (a latent error, a stale read returning the record before it)
+// would resurrect that prepare. A HeaderDurable record is the second copy
+// of the prepare beside it and never overwrites it.
+func (k HeaderKind) mirrored() bool { return k == HeaderInstalled || k == HeaderRemoved }
+
 // valid reports whether k is one of the kinds above.
 func (k HeaderKind) valid() bool {
 	return k == HeaderDurable || k == HeaderInstalled || k == HeaderRemoved
@@ -100,7 +112,17 @@ type Journal struct {
 	// write must carry a higher one than every write before it.
 	seqLast uint64
 	written bool
+	// queues orders the writes to each slot of each zone (index zoneHeaders
+	// or zonePrepares): a write is submitted only once the one before it
+	// completed, so that the newest record is the one the sector keeps (a
+	// device may complete concurrent writes in any order).
+	queues [2][]slotQueue
 }
+
+const (
+	zoneHeaders  = 0
+	zonePrepares = 1
+)
 
 // assertNextSeq checks that a write's sequence is above every sequence
 // written before (the caller's contract; recovery relies on it).
@@ -109,6 +131,12 @@ func (j *Journal) assertNextSeq(op, seq uint64) {
 		panic(fmt.Sprintf("journal: record of op %d with sequence %d after sequence %d", op, seq, j.seqLast))
 	}
 	j.seqLast, j.written = seq, true
+}
+
+// slotQueue holds the writes of one slot waiting for the one in flight.
+type slotQueue struct {
+	busy    bool
+	waiting []func(done func())
 }
 
 // HeaderRecord is one slot of the header zone as read back.
@@ -137,7 +165,33 @@ func New(cfg Config, headers, prepares Device) (*Journal, error) {
 	if cfg.PrepareSlotSize < SectorSize || cfg.PrepareSlotSize%SectorSize != 0 {
 		return nil, fmt.Errorf("%w: prepare slot size %d", ErrConfig, cfg.PrepareSlotSize)
 	}
-	return &Journal{cfg: cfg, headers: headers, prepares: prepares}, nil
+	return &Journal{cfg: cfg, headers: headers, prepares: prepares,
+		queues: [2][]slotQueue{make([]slotQueue, cfg.Slots), make([]slotQueue, cfg.Slots)}}, nil
+}
+
+// ordered runs write, which must call its done once its device write
+// completed, after every earlier write to the same slot of zone did.
+func (j *Journal) ordered(zone int, slot uint64, write func(done func())) {
+	q := &j.queues[zone][slot]
+	if q.busy {
+		q.waiting = append(q.waiting, write)
+		return
+	}
+	q.busy = true
+	var next func(w func(done func()))
+	next = func(w func(done func())) {
+		w(func() {
+			if len(q.waiting) == 0 {
+				q.busy = false
+				q.waiting = q.waiting[:0]
+				return
+			}
+			w2 := q.waiting[0]
+			q.waiting = q.waiting[1:]
+			next(w2)
+		})
+	}
+	next(write)
 }
 
 // Slots returns the number of slots.
@@ -232,18 +286,36 @@ func (j *Journal) WritePrepare(op, seq uint64, prepare []byte, done func(err err
 	buf := make([]byte, sectorsFor(uint64(recordFrameSize+len(prepare))))
 	frame(buf, kindPrepare, op, seq, prepare)
 	assertFramed(buf, kindPrepare, op, seq, prepare)
-	j.prepares.Write(j.Slot(op)*j.cfg.PrepareSlotSize, buf, func(err error) {
-		if err != nil {
-			done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
-			return
-		}
-		done(nil)
+	slot := j.Slot(op)
+	j.ordered(zonePrepares, slot, func(next func()) {
+		j.prepares.Write(slot*j.cfg.PrepareSlotSize, buf, func(err error) {
+			next()
+			if err != nil {
+				done(fmt.Errorf("journal: write prepare op %d: %w", op, err))
+				return
+			}
+			done(nil)
+		})
 	})
 }
 
 // WriteHeader stores a header record of the given kind for op in the
-// header zone, with write sequence seq.
+// header zone, with write sequence seq; an installed header or a removal
+// goes to the slot's prepare zone too (HeaderKind.mirrored), and done runs
+// once both writes completed.
 func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, done func(err error)) {
+	j.writeHeader(op, seq, kind, header, kind.mirrored(), done)
+}
+
+// WriteHeaderCopies stores a header record in both zones of op's slot,
+// whatever its kind: the HeaderDurable record of a prepare whose body
+// read back faulty, so that the slot keeps saying, in both zones, that
+// the op was durable (and may have been acked) until its body is repaired.
+func (j *Journal) WriteHeaderCopies(op, seq uint64, kind HeaderKind, header []byte, done func(err error)) {
+	j.writeHeader(op, seq, kind, header, true, done)
+}
+
+func (j *Journal) writeHeader(op, seq uint64, kind HeaderKind, header []byte, both bool, done func(err error)) {
 	if len(header) > HeaderPayloadMax {
 		done(fmt.Errorf("%w: header of %d bytes", ErrTooLarge, len(header)))
 		return
@@ -256,20 +328,49 @@ func (j *Journal) WriteHeader(op, seq uint64, kind HeaderKind, header []byte, do
 	buf := make([]byte, SectorSize)
 	frame(buf, uint8(kind), op, seq, header)
 	assertFramed(buf, uint8(kind), op, seq, header)
-	j.headers.Write(j.Slot(op)*SectorSize, buf, func(err error) {
-		if err != nil {
-			done(fmt.Errorf("journal: write header op %d: %w", op, err))
-			return
+	slot := j.Slot(op)
+	writes := 1
+	if both {
+		writes = 2
+	}
+	var first error
+	complete := func(err error) {
+		if err != nil && first == nil {
+			first = fmt.Errorf("journal: write header op %d: %w", op, err)
 		}
-		done(nil)
+		writes--
+		if writes == 0 {
+			done(first)
+		}
+	}
+	j.ordered(zoneHeaders, slot, func(next func()) {
+		j.headers.Write(slot*SectorSize, buf, func(err error) {
+			next()
+			complete(err)
+		})
 	})
+	if both {
+		mirror := append([]byte(nil), buf...)
+		j.ordered(zonePrepares, slot, func(next func()) {
+			j.prepares.Write(slot*j.cfg.PrepareSlotSize, mirror, func(err error) {
+				next()
+				complete(err)
+			})
+		})
+	}
 }
 
-// SlotRecord is a prepare slot as read back.
+// SlotRecord is a prepare slot as read back: a prepare, or the copy of a
+// header record (HeaderKind.mirrored, WriteHeaderCopies).
 type SlotRecord struct {
-	Op      uint64
-	Seq     uint64
+	Op  uint64
+	Seq uint64
+	// Kind is zero for a prepare, else the kind of the header record.
+	Kind HeaderKind
+	// Prepare holds the prepare's bytes (Kind zero), Header the header
+	// record's payload (Kind not zero).
 	Prepare []byte
+	Header  []byte
 }
 
 // ReadSlot reads the whole prepare slot and calls done with what it holds,
@@ -282,11 +383,15 @@ func (j *Journal) ReadSlot(slot uint64, done func(rec SlotRecord, err error)) {
 			return
 		}
 		rec, err := unframe(buf)
-		if err == nil && rec.kind != kindPrepare {
+		if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
 			err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
 		}
 		if err != nil {
 			done(SlotRecord{}, err)
+			return
+		}
+		if rec.kind != kindPrepare {
+			done(SlotRecord{Op: rec.op, Seq: rec.seq, Kind: HeaderKind(rec.kind), Header: rec.payload}, nil)
 			return
 		}
 		done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)

@@ -20,6 +20,9 @@ type testStorage struct {
 	pending  []testWrite // written, not yet synced
 	config   *Config
 	corrupts map[Zone][][2]uint64
+	// hold, if set for a zone, keeps the writes to it from completing
+	// (they are lost in a crash).
+	hold map[Zone]bool
 }
 
 type testWrite struct {
@@ -55,6 +58,9 @@ func (s *testStorage) Read(z Zone, offset uint64, buf []byte, done func(error)) 
 func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)) {
 	if offset+uint64(len(data)) > s.config.ZoneSize(z) {
 		s.c.io = append(s.c.io, ioOp{s.owner, func() { done(errors.New("write past zone end")) }})
+		return
+	}
+	if s.hold[z] {
 		return
 	}
 	s.writeSeq++
@@ -135,6 +141,12 @@ type testNetwork struct {
 }
 
 func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
+	if n.c.onSend != nil {
+		n.c.onSend(n.from, m)
+	}
+	if n.c.drop != nil && n.c.drop(n.from, m) {
+		return
+	}
 	n.c.queue = append(n.c.queue, envelope{n.from, int(replica), m})
 }
 
@@ -162,6 +174,16 @@ type testCluster struct {
 	clock   testClock
 	trace   strings.Builder
 	replies []string
+	// onSend, if set, sees every message a replica sends to a replica, at
+	// the moment it is sent.
+	onSend func(from int, m *Message)
+	// stalled holds the replicas whose IO completions are held back (a
+	// slow disk) until the flag is cleared.
+	stalled map[int]bool
+	// afterIO, if set, runs after every IO completion.
+	afterIO func()
+	// drop, if set, drops the messages to replicas it returns true for.
+	drop func(from int, m *Message) bool
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster {
@@ -212,11 +234,20 @@ func (c *testCluster) crash(i int) {
 }
 
 func (c *testCluster) pumpIO() {
+	var held []ioOp
 	for steps := 0; len(c.io) > 0 && steps < 1_000_000; steps++ {
 		op := c.io[0]
 		c.io = c.io[1:]
+		if c.stalled[op.owner] {
+			held = append(held, op)
+			continue
+		}
 		op.f()
+		if c.afterIO != nil {
+			c.afterIO()
+		}
 	}
+	c.io = append(held, c.io...)
 }
 
 func (c *testCluster) connected(a, b int) bool {

@@ -30,8 +30,11 @@ func (r *Replica) assertInvariants() {
 		if e.header.Op > r.opPrepareMax() {
 			panic(fmt.Sprintf("vsr: slot %d holds op %d beyond the journal window of checkpoint %d", i, e.header.Op, r.checkpointOp))
 		}
-		if e.durable && !e.recorded {
-			panic(fmt.Sprintf("vsr: op %d durable but not recorded", e.header.Op))
+		if e.sealed && !e.recorded {
+			panic(fmt.Sprintf("vsr: op %d sealed but not recorded", e.header.Op))
+		}
+		if (e.sealed || e.sealWritten) && (!e.durable || e.prepare == nil) {
+			panic(fmt.Sprintf("vsr: op %d sealed without a durable prepare", e.header.Op))
 		}
 	}
 	r.assertLogChain()

@@ -23,10 +23,23 @@ type logEntry struct {
 	// headerWritten reports that a header record of this entry (adopted
 	// from a peer, without its body) completed its journal write.
 	headerWritten bool
-	// recorded reports that the journal durably names this entry in its
-	// slot, by its prepare or by a header record: a restart reloads it.
-	// Invariant: durable implies recorded.
+	// recorded reports that the journal durably names this entry in both
+	// zones of its slot, so that a restart reloads it even if one of them
+	// is faulty: a prepare and its HeaderDurable record (sealed), or an
+	// installed header, which is written to both zones (with a prepare
+	// written over one copy later, both still name it).
+	// Invariant: sealed implies recorded.
 	recorded bool
+	// sealWritten reports that a HeaderDurable record of this prepare
+	// (written once the prepare was durable) completed its journal write.
+	sealWritten bool
+	// sealed reports that the HeaderDurable record is durable too: both
+	// zones of the slot name the op, so that a restart that finds one of
+	// them faulty (a latent sector, a stale read) still knows the op and
+	// that it may have been acked, and repairs its body instead of
+	// forgetting it. A persisted replica acks only sealed prepares.
+	// Invariant: sealed implies durable and recorded.
+	sealed bool
 	// faulty marks a prepare that was durable but failed its checksum on
 	// read: it may have been acked, so it is never nacked.
 	faulty bool

@@ -330,6 +330,14 @@ func (r *Replica) ackHeld(m *Message) {
 	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op, r.recordedHead())) {
 		return
 	}
+	// An applied op is acked only once a restart would reload it too: a
+	// backup applies a committed op as soon as its body is present, before
+	// the journal write is durable, and an ack says the op is part of the
+	// log this replica votes with in the ack's view (the durable checkpoint
+	// covers the ops at or below it).
+	if m.Op <= r.commitMin && m.Op > r.checkpointOp && r.persisted() && (!ok || !r.prepareReady(m.Op, r.recordedHead())) {
+		return
+	}
 	r.send(r.primaryIndex(r.view), &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
 }
 
@@ -369,7 +377,8 @@ func (r *Replica) afterLogChange() {
 }
 
 // prepareReady reports whether this replica may count op as held: the body
-// is present and, in persisted mode, durable, with every op from the
+// is present and, in persisted mode, durable and sealed (its HeaderDurable
+// record is durable too, writeRedundantHeader), with every op from the
 // checkpoint up to it recorded in the journal (recorded is recordedHead()),
 // so that a restart reloads a log that reaches op.
 func (r *Replica) prepareReady(op, recorded uint64) bool {
@@ -378,7 +387,7 @@ func (r *Replica) prepareReady(op, recorded uint64) bool {
 		return false
 	}
 	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
-		return e.durable && op <= recorded && r.sb.viewDurable(r.view, r.logView)
+		return e.sealed && op <= recorded && r.sb.viewDurable(r.view, r.logView)
 	}
 	return true
 }

@@ -49,6 +49,8 @@ func (r *Replica) Open(done func(err error)) {
 						if err != nil {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
+						r.adoptJournalLogView()
+						r.rerecordLoaded()
 						r.resume()
 						done(r.lastError)
 					})
@@ -149,10 +151,12 @@ func (r *Replica) loadJournal(done func()) {
 	})
 }
 
-// loadedSlot is a prepare slot as read back at open.
+// loadedSlot is a prepare slot as read back at open: a prepare, or the
+// copy of an installed header or removal (mirror, journal.SlotRecord).
 type loadedSlot struct {
 	prepare *Message
 	seq     uint64
+	mirror  *journal.HeaderRecord
 }
 
 func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
@@ -164,7 +168,12 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 		var m Message
 		if err == nil {
 			r.journalSeq = max(r.journalSeq, rec.Seq+1)
-			if m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot {
+			switch {
+			case rec.Kind != 0:
+				if r.journal.Slot(rec.Op) == slot {
+					slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
+				}
+			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot:
 				slots[slot] = loadedSlot{prepare: m.Clone(), seq: rec.Seq}
 			}
 		}
@@ -172,12 +181,22 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 	})
 }
 
-// slotCandidate returns what a slot holds after reconciling its records.
+// slotCandidate returns what a slot holds after reconciling its records:
+// the newest of the header zone's record, the prepare zone's prepare and
+// the prepare zone's copy of an installed header or removal. One faulty
+// zone then costs the slot at most its newest copy, never a change: an
+// installed header or a removal is in both zones.
 func (r *Replica) slotCandidate(rec *journal.HeaderRecord, ls *loadedSlot) (h *Header, body *Message, faulty bool) {
 	if rec.Err == nil {
 		r.journalSeq = max(r.journalSeq, rec.Seq+1)
 	}
-	if rec.Err == nil && (ls.prepare == nil || rec.Seq > ls.seq) {
+	// A header record of an op of another slot is a misdirected write: it
+	// says nothing of this slot, whose other zone is then intact.
+	valid := rec.Err == nil && r.journal.Slot(rec.Op) == rec.Slot
+	if m := ls.mirror; m != nil && (!valid || m.Seq > rec.Seq) {
+		rec, valid = m, true
+	}
+	if valid && (ls.prepare == nil || rec.Seq > ls.seq) {
 		if rec.Kind == journal.HeaderRemoved {
 			return nil, nil, false
 		}
@@ -216,18 +235,39 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		if c.h == nil || c.h.Op != op+1 || c.h.Parent != parentSum {
 			break
 		}
+		slot := r.journal.Slot(op + 1)
+		named, kind := recordNames(&records[slot], c.h)
 		if c.body != nil {
+			// Recorded if the header zone names the prepare too; sealed if
+			// by its HeaderDurable record. Else the seal is written again
+			// after open (rerecordLoaded) before the op may be acked.
 			e := r.log.setPrepare(c.body)
-			e.written, e.durable, e.recorded = true, true, true
+			e.written, e.durable = true, true
+			e.recorded = named
+			e.sealed = named && kind == journal.HeaderDurable
+			e.sealWritten = e.sealed
 		} else {
 			e := r.log.setHeader(c.h)
 			e.faulty = c.faulty
-			e.recorded = true
+			mirrored, _ := recordNames(slots[slot].mirror, c.h)
+			e.recorded = named && mirrored
 		}
 		op++
 		parentSum = c.h.Checksum
 	}
 	r.op = op
+	// The newest change recorded for a log view the superblock does not
+	// hold, if any (adoptJournalLogView).
+	for i := range records {
+		for _, rec := range []*journal.HeaderRecord{&records[i], slots[i].mirror} {
+			if rec == nil || rec.Err != nil || rec.Op <= r.checkpointOp || rec.Op > r.opPrepareMax() {
+				continue
+			}
+			if t, ok := recordTag(rec); ok && t.logView > r.logView && t.logView > r.journalLogView.logView {
+				r.journalLogView = t
+			}
+		}
+	}
 	// The chain ends at a hole. A header record is written only once its
 	// prepare was durable (or before the superblock of a view change), so
 	// a corrupt or misdirected header record in the hole's slot, with
@@ -243,6 +283,87 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	for i := range candidates {
 		if c := candidates[i]; c.h != nil && c.h.Op > op+1 && c.h.Op <= r.checkpointOp+r.cfg.JournalSlots {
 			r.journalDamaged = true
+		}
+	}
+}
+
+// adoptJournalLogView handles a restart between the journal records of a
+// new log view's log (installed headers, removals) and the superblock that
+// records that log view: the durable log view is the old one, but the
+// journal no longer holds its log; voting with it would claim, for the old
+// log view, a log that may end below ops this replica acknowledged there.
+// If the journal's chain reaches the head the new log view's log started
+// at, the journal holds all of that log (a hash chain): the replica takes
+// it up again, in that log view, dropping what is left above the head of
+// older views (their removals may not have landed), and the superblock it
+// then writes makes the log view durable before it acks or votes in it.
+// Otherwise (the crash struck while the records were written) it keeps its
+// durable log view.
+//
+// Either way the log then holds no op prepared in a view after its log
+// view: a log of log view L is made of prepares of views up to L, and a
+// prepare of a later view in the journal (appended by a primary, or by a
+// backup, of a view whose superblock did not become durable) is not part
+// of it. The cut is recorded (removals), so that a later log that ends
+// below it never takes the stale prepare back at a restart.
+func (r *Replica) adoptJournalLogView() {
+	t := r.journalLogView
+	r.journalLogView = changeTag{}
+	if r.solo() {
+		return
+	}
+	head := r.commitMin
+	if h, ok := r.header(t.head); ok && t.logView > r.logView && h.Checksum == t.headChecksum && t.head >= r.commitMin {
+		r.logView = t.logView
+		r.view = max(r.view, t.logView)
+		r.logViewHead = Header{Op: t.head, Checksum: t.headChecksum}
+		head = t.head
+		// Above the head only the log view's own prepares belong to it.
+		for head < r.op {
+			if e := r.log.at(head + 1); e == nil || e.header.View != t.logView {
+				break
+			}
+			head++
+		}
+		r.truncate(head)
+	}
+	for head < r.op {
+		if e := r.log.at(head + 1); e == nil || e.header.View > r.logView {
+			break
+		}
+		head++
+	}
+	r.truncate(head)
+}
+
+// recordNames reports whether rec is a valid header record naming h, and
+// its kind.
+func recordNames(rec *journal.HeaderRecord, h *Header) (bool, journal.HeaderKind) {
+	if rec == nil || rec.Err != nil || rec.Op != h.Op || rec.Kind == journal.HeaderRemoved {
+		return false, 0
+	}
+	var hdr Header
+	return hdr.Decode(rec.Header) == nil && hdr.Checksum == h.Checksum, rec.Kind
+}
+
+// rerecordLoaded writes again what the journal reloaded in one zone only
+// (the other write was lost in the crash, or its zone read back faulty):
+// the HeaderDurable record of a durable prepare, so that the op is sealed
+// before this replica acks it, both copies of an installed header, and
+// both copies of the HeaderDurable record of a prepare that read back
+// faulty (which must keep saying the op may have been acked).
+func (r *Replica) rerecordLoaded() {
+	for i := range r.log.entries {
+		e := &r.log.entries[i]
+		switch {
+		case !e.present || e.header.Op <= r.checkpointOp:
+		case e.durable && !e.sealWritten:
+			r.writeRedundantHeader(e)
+		case e.prepare == nil && !e.faulty && !e.recorded:
+			h := e.header
+			r.journalHeaderChange(h.Op, &h)
+		case e.prepare == nil && e.faulty && !e.recorded:
+			r.journalRecordFaulty(e)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package vsr
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/stratabroker/strata/journal"
@@ -63,18 +64,27 @@ func (r *Replica) requestSync() {
 	}
 	r.syncs.syncing = true
 	r.syncs.pending = false
+	type markKind uint8
+	const (
+		markPrepare markKind = iota // the prepare was written
+		markHeader                  // a header record adopted from a peer
+		markSeal                    // the HeaderDurable record of a durable prepare
+	)
 	type mark struct {
 		slot, gen uint64
-		prepare   bool // the prepare was written (else a header record)
+		kind      markKind
 	}
 	var marks []mark
 	for i := range r.log.entries {
 		e := &r.log.entries[i]
 		switch {
 		case e.present && e.written && !e.durable:
-			marks = append(marks, mark{uint64(i), e.gen, true})
+			marks = append(marks, mark{uint64(i), e.gen, markPrepare})
 		case e.present && e.headerWritten && !e.recorded:
-			marks = append(marks, mark{uint64(i), e.gen, false})
+			marks = append(marks, mark{uint64(i), e.gen, markHeader})
+		}
+		if e.present && e.sealWritten && !e.sealed {
+			marks = append(marks, mark{uint64(i), e.gen, markSeal})
 		}
 	}
 	r.storage.Sync(func(err error) {
@@ -88,10 +98,20 @@ func (r *Replica) requestSync() {
 			if e.gen != m.gen || !e.present {
 				continue
 			}
-			e.recorded = true
-			if m.prepare {
+			switch m.kind {
+			case markPrepare:
+				// Recorded only once sealed (or already, by an installed
+				// header of this prepare in both zones).
 				e.durable = true
 				r.writeRedundantHeader(e)
+			case markHeader:
+				e.recorded = true
+			case markSeal:
+				if !e.durable {
+					panic(fmt.Sprintf("vsr: op %d sealed before its prepare is durable", e.header.Op))
+				}
+				e.sealed = true
+				e.recorded = true
 			}
 		}
 		if r.sb.waitJournal {
@@ -106,7 +126,8 @@ func (r *Replica) requestSync() {
 }
 
 // recordedHead returns the highest op up to which every op above the
-// checkpoint is recorded durably in the journal (persisted mode): the log a
+// checkpoint is recorded durably in both zones of the journal (persisted
+// mode, logEntry.recorded): the log a
 // restart reloads reaches at least this op. The in-memory log is a chain,
 // so the journal's records of these ops chain from the checkpoint.
 func (r *Replica) recordedHead() uint64 {
@@ -122,14 +143,25 @@ func (r *Replica) recordedHead() uint64 {
 }
 
 // writeRedundantHeader records the header of a durable prepare in the
-// header zone. A later sync makes it durable; if it is lost, the journal
-// loader falls back to the header inside the prepare.
+// header zone (a HeaderDurable record). Once a later sync makes it durable
+// the entry is sealed and may be acked: until then a restart that finds
+// the prepare's sector unreadable would not know the op at all, and would
+// vote with a log that ends below an op it acknowledged.
 func (r *Replica) writeRedundantHeader(e *logEntry) {
+	if !e.durable || e.sealWritten {
+		panic(fmt.Sprintf("vsr: redundant header of op %d written twice or before its prepare is durable", e.header.Op))
+	}
 	header := make([]byte, HeaderSize)
 	e.header.Encode(header)
-	r.journal.WriteHeader(e.header.Op, r.nextJournalSeq(), journal.HeaderDurable, header, func(err error) {
+	op, gen := e.header.Op, e.gen
+	r.journal.WriteHeader(op, r.nextJournalSeq(), journal.HeaderDurable, header, func(err error) {
 		if err != nil {
-			r.fail(fmt.Errorf("journal header write op %d: %w", e.header.Op, err))
+			r.fail(fmt.Errorf("journal header write op %d: %w", op, err))
+			return
+		}
+		if e := r.log.entry(op); e.present && e.gen == gen && e.header.Op == op {
+			e.sealWritten = true
+			r.requestSync()
 		}
 	})
 }
@@ -144,27 +176,61 @@ func (r *Replica) nextJournalSeq() uint64 {
 // log's content at op changed without a durable prepare: a header adopted
 // from a peer (h set) or a removal (h nil). The superblock that makes the
 // new log view durable waits for these writes, so that a restart never
-// resurrects a prepare the log had replaced.
+// resurrects a prepare the log had replaced. Each record names the log
+// view it belongs to and the head that log view's log started at
+// (changeTag): a restart that finds a change of a log view its superblock
+// does not hold knows the journal took that log view's log, and adopts it
+// if the journal holds all of it (adoptJournalLogView).
 func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 	if !r.persisted() {
 		return
 	}
 	kind := journal.HeaderRemoved
-	var payload []byte
-	gen := r.log.entry(op).gen
+	payload := make([]byte, changeTagSize)
 	if h != nil {
 		kind = journal.HeaderInstalled
-		payload = make([]byte, HeaderSize)
+		payload = make([]byte, HeaderSize+changeTagSize)
 		h.Encode(payload)
 	}
+	t := changeTag{logView: r.logView, head: r.logViewHead.Op, headChecksum: r.logViewHead.Checksum}
+	t.encode(payload[len(payload)-changeTagSize:])
+	r.journalRecord(op, h != nil, func(done func(error)) {
+		r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, done)
+	})
+}
+
+// journalRecordFaulty writes the HeaderDurable record of an entry whose
+// body is missing but which this replica may have acked (faulty: a prepare
+// that read back faulty at open, or an op a recovery took back) to both
+// zones of its slot, so that a restart still never nacks it, and so that
+// the entry is recorded: a log view whose log holds it may then become
+// durable without waiting for its body, which a replica in a view change
+// does not repair.
+func (r *Replica) journalRecordFaulty(e *logEntry) {
+	if !r.persisted() || !e.faulty || e.prepare != nil {
+		panic(fmt.Sprintf("vsr: op %d recorded as faulty while its body is present", e.header.Op))
+	}
+	op := e.header.Op
+	payload := make([]byte, HeaderSize)
+	e.header.Encode(payload)
+	r.journalRecord(op, true, func(done func(error)) {
+		r.journal.WriteHeaderCopies(op, r.nextJournalSeq(), journal.HeaderDurable, payload, done)
+	})
+}
+
+// journalRecord runs write, a journal header write of op that a superblock
+// waits for; names reports that it names the slot's entry (which is
+// recorded once a sync covers the write).
+func (r *Replica) journalRecord(op uint64, names bool, write func(done func(error))) {
+	gen := r.log.entry(op).gen
 	r.installWrites++
-	r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, func(err error) {
+	write(func(err error) {
 		r.installWrites--
 		if err != nil {
 			r.fail(fmt.Errorf("journal header change op %d: %w", op, err))
 			return
 		}
-		if e := r.log.entry(op); h != nil && e.present && e.gen == gen {
+		if e := r.log.entry(op); names && e.present && e.gen == gen {
 			// The entry is recorded once a sync covers this write.
 			e.headerWritten = true
 			r.requestSync()
@@ -174,6 +240,41 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 			r.requestSuperblock()
 		}
 	})
+}
+
+// changeTag ends the payload of an installed header's or a removal's
+// journal record: the log view the change belongs to, and the head (op and
+// checksum) the log of that log view started at when the replica took it
+// (a StartView's, or the log a recovery adopted).
+type changeTag struct {
+	logView      uint64
+	head         uint64
+	headChecksum Uint128
+}
+
+// changeTagSize is the encoded size of a changeTag.
+const changeTagSize = 32
+
+func (t *changeTag) encode(buf []byte) {
+	le := binary.LittleEndian
+	le.PutUint64(buf[0:], t.logView)
+	le.PutUint64(buf[8:], t.head)
+	putUint128(buf[16:], t.headChecksum)
+}
+
+// recordTag returns the tag of a valid HeaderInstalled or HeaderRemoved
+// record, false for another record or one written without a tag.
+func recordTag(rec *journal.HeaderRecord) (changeTag, bool) {
+	if rec == nil || rec.Err != nil || (rec.Kind != journal.HeaderInstalled && rec.Kind != journal.HeaderRemoved) {
+		return changeTag{}, false
+	}
+	n := len(rec.Header)
+	if n < changeTagSize || (rec.Kind == journal.HeaderInstalled && n < HeaderSize+changeTagSize) {
+		return changeTag{}, false
+	}
+	buf := rec.Header[n-changeTagSize:]
+	le := binary.LittleEndian
+	return changeTag{logView: le.Uint64(buf[0:]), head: le.Uint64(buf[8:]), headChecksum: getUint128(buf[16:])}, true
 }
 
 // removeOp drops op from the log and records the removal in the journal.

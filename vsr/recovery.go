@@ -118,13 +118,19 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	promised := r.view
 	r.view = max(latest, promised)
 	r.logView = from.LogView
+	r.logViewHead = r.chainHead(headers, from.Op)
 	r.installChain(headers, from.Op)
 	r.sb.logViewOp = r.op
 	// This replica may have acked these ops before it lost them: it must
-	// never nack them in a view change.
+	// never nack them in a view change, after a restart either, so the
+	// journal records them as it records a prepare that was durable and
+	// then read back faulty (a HeaderDurable record, in both zones).
 	for op := r.commitMin + 1; op <= r.op; op++ {
 		if e := r.log.at(op); e != nil && e.prepare == nil {
 			e.faulty = true
+			if r.persisted() {
+				r.journalRecordFaulty(e)
+			}
 		}
 	}
 	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange || promised > latest {

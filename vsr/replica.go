@@ -114,6 +114,12 @@ type Replica struct {
 	// journalDamaged is set at open when the journal shows a hole below
 	// records of later ops; the replica then runs the recovery protocol.
 	journalDamaged bool
+	// logViewHead is the head (op and checksum) the log of the log view
+	// started at when the replica took it; the journal records of changes
+	// name it (changeTag). journalLogView is, at open, the newest such tag
+	// of a log view the superblock does not hold (adoptJournalLogView).
+	logViewHead    Header
+	journalLogView changeTag
 	syncs          syncState
 
 	timers timers

@@ -180,9 +180,12 @@ func (r *Replica) startView() {
 		r.startViewChange(r.view + 1)
 		return
 	}
+	// The log view first: the journal records of the chain's changes name
+	// the log view they belong to (journalHeaderChange).
+	r.logView = r.view
+	r.logViewHead = r.chainHead(headers, op)
 	r.installChain(headers, op)
 	r.status = StatusNormal
-	r.logView = r.view
 	r.commitMax = max(commit, r.commitMax)
 	if r.commitMax > r.op {
 		r.commitMax = r.op
@@ -241,8 +244,9 @@ func (r *Replica) onStartView(m *Message) {
 	}
 	r.view = m.View
 	r.status = StatusNormal
+	r.logView = m.View // before the journal records of the chain's changes
+	r.logViewHead = r.chainHead(headers, m.Op)
 	r.installChain(headers, m.Op)
-	r.logView = m.View
 	if r.op != m.Op {
 		panic(fmt.Sprintf("vsr: joined view %d at op %d, its log ends at %d", m.View, r.op, m.Op))
 	}
@@ -451,6 +455,18 @@ func (r *Replica) chainConnects(headers []Header) bool {
 // connects to what the replica applied.
 func (r *Replica) chainHoldable(headers []Header, op uint64) bool {
 	return op <= r.opPrepareMax() && r.chainConnects(headers)
+}
+
+// chainHead returns the header at op of the chain headers (oldest first)
+// that a log is about to take, or of the log if op is below the chain.
+func (r *Replica) chainHead(headers []Header, op uint64) Header {
+	if n := len(headers); n > 0 && headers[0].Op <= op && op <= headers[n-1].Op {
+		return headers[op-headers[0].Op]
+	}
+	if h, ok := r.header(op); ok {
+		return *h
+	}
+	panic(fmt.Sprintf("vsr: no header of the head op %d of a log", op))
 }
 
 // installChain makes the log match the authoritative chain headers that
