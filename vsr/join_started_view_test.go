@@ -37,7 +37,9 @@ func TestElectingReplicaJoinsStartedView(t *testing.T) {
 	// r2, cut off, starts a view change of its own (durably), and crashes
 	// in it.
 	c.group = []int{1, 1, 2}
-	tickUntil("r2 electing", 2000, func() bool { return r(2).Status() == StatusViewChange && r(2).sb.viewDurable(r(2).View(), r(2).LogView()) })
+	tickUntil("r2 electing", 2000, func() bool {
+		return r(2).Status() == StatusViewChange && r(2).sb.viewDurable(r(2).View(), r(2).LogView())
+	})
 	electing := r(2).View()
 	c.crash(2)
 
