@@ -144,7 +144,6 @@ func (r *Replica) loadJournal(done func()) {
 		slots := make([]loadedSlot, len(records))
 		r.loadSlots(slots, 0, func() {
 			r.buildLog(records, slots)
-			r.strays = r.straysBeyondLog(records, slots)
 			done()
 		})
 	})
@@ -246,25 +245,6 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 			r.journalDamaged = true
 		}
 	}
-}
-
-// straysBeyondLog returns the ops of the journal window above the reloaded
-// log's head (r.op) whose slots still hold a record of them: ops of an
-// older log that a crash kept in the journal while the log reloaded ended
-// below them (at a hole an in-flight write left). They are not the log,
-// but a chain installed later that holds the op below them with the same
-// checksum (a newer view that kept it) would reach them at the next
-// restart, which would reload an older view's ops into the newer log
-// view's log and vote with them (seed 2986); installChain removes them.
-func (r *Replica) straysBeyondLog(records []journal.HeaderRecord, slots []loadedSlot) []uint64 {
-	var strays []uint64
-	for i := range slots {
-		h, _, _ := r.slotCandidate(&records[i], &slots[i])
-		if h != nil && h.Op > r.op && h.Op <= r.opPrepareMax() && r.journal.Slot(h.Op) == uint64(i) {
-			strays = append(strays, h.Op)
-		}
-	}
-	return strays
 }
 
 // resume chooses the status a restarted replica starts in.

@@ -111,10 +111,7 @@ type Replica struct {
 	// journalDamaged is set at open when the journal shows a hole below
 	// records of later ops; the replica then runs the recovery protocol.
 	journalDamaged bool
-	// strays are the ops whose records the journal held, at open, beyond
-	// the log it reloaded (straysBeyondLog); installChain removes them.
-	strays []uint64
-	syncs  syncState
+	syncs          syncState
 
 	timers timers
 

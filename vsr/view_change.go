@@ -469,13 +469,5 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 	for o := old; o > r.op && old-o < r.cfg.JournalSlots; o-- {
 		r.removeOp(o)
 	}
-	// What the journal held beyond the log it reloaded is not this log
-	// either: removed too, before a superblock makes the log view durable.
-	for _, o := range r.strays {
-		if o > r.op && o <= r.opPrepareMax() && r.log.at(o) == nil {
-			r.journalHeaderChange(o, nil)
-		}
-	}
-	r.strays = nil
 	r.assertLogChain()
 }
