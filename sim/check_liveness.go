@@ -8,9 +8,10 @@ import (
 )
 
 // LivenessChecker decides whether the quorum core converged in the liveness
-// phase: every core replica running, in normal status, in the same view,
-// with the same commit number, at least as high as any op any replica ever
-// committed, no client request outstanding and no client evicted.
+// phase: every core replica running, in normal status, holding the state
+// of its checkpoint, in the same view, with the same commit number, at
+// least as high as any op any replica ever committed, no client request
+// outstanding and no client evicted.
 type LivenessChecker struct{}
 
 // Converged reports whether the cluster has converged.
@@ -45,6 +46,11 @@ func livenessProblem(c *Cluster, core []int) string {
 		}
 		if r.Status() != vsr.StatusNormal {
 			problems = append(problems, fmt.Sprintf("replica %d %s in view %d", i, r.Status(), r.View()))
+		}
+		if r.StateMissing() {
+			// Its commit number is its checkpoint's op, but its state
+			// machine is empty until a peer's checkpoint is installed.
+			problems = append(problems, fmt.Sprintf("replica %d lacks the state of its checkpoint at op %d", i, r.CheckpointOp()))
 		}
 		if k == 0 {
 			view, commit = r.View(), r.CommitNumber()

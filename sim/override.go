@@ -9,9 +9,14 @@ import (
 // SetParam overrides one parameter of p by name, as `strata-sim swarm
 // --set NAME=VALUE` does to narrow a swarm to a corner of the space: any
 // name a scenario's `set` line takes, and replicas, clients, durability
-// (persisted or replicated). Changing the replica count keeps the rest
-// within the fault model: storage-faulty replicas that no longer exist or
-// exceed f are dropped, and a single replica is never partitioned.
+// (persisted or replicated). The parameters DrawParams derives from
+// others are then recomputed from the values in force, unless they were
+// overridden themselves (Params.derive): a longer journal or a slower disk
+// lengthens the liveness phase and a longer journal bounds the message
+// size, whatever the order of the overrides. A change of the replica count
+// keeps the rest within the fault model: storage-faulty replicas that no
+// longer exist or exceed f are dropped, and a single replica is never
+// partitioned (normalize also makes sure of that).
 func SetParam(p *Params, name, value string) error {
 	switch name {
 	case "durability":
@@ -23,6 +28,7 @@ func SetParam(p *Params, name, value string) error {
 		default:
 			return fmt.Errorf("%w: durability is persisted or replicated, not %q", ErrScenario, value)
 		}
+		p.derive()
 		return nil
 	}
 	v, err := strconv.ParseInt(value, 10, 64)
@@ -32,7 +38,7 @@ func SetParam(p *Params, name, value string) error {
 	switch name {
 	case "replicas":
 		p.ReplicaCount = clampInt(v, 1, replicaCountMax)
-		p.StorageFaultyMax = ReplicationQuorum(p.ReplicaCount) - 1
+		p.derive()
 		var faulty []int
 		for _, r := range p.StorageFaultyReplica {
 			if r < p.ReplicaCount && len(faulty) < p.StorageFaultyMax {
@@ -46,10 +52,10 @@ func SetParam(p *Params, name, value string) error {
 		return nil
 	case "clients":
 		p.ClientCount = clampInt(v, 1, clientCountMax)
+		p.derive()
 		return nil
 	}
-	set, ok := paramSetters[name]
-	if !ok {
+	if _, ok := paramSetters[name]; !ok {
 		names := []string{"replicas", "clients", "durability"}
 		for n := range paramSetters {
 			names = append(names, n)
@@ -57,6 +63,15 @@ func SetParam(p *Params, name, value string) error {
 		sort.Strings(names)
 		return fmt.Errorf("%w: unknown parameter %q (known: %v)", ErrScenario, name, names)
 	}
-	set(p, v)
+	p.setParam(name, v)
 	return nil
+}
+
+// setParam sets the parameter a scenario's `set` line names (a key of
+// paramSetters), marks it overridden if it is a derived one, and
+// recomputes the derived parameters.
+func (p *Params) setParam(name string, v int64) {
+	paramSetters[name](p, v)
+	p.overridden |= derivedParamNames[name]
+	p.derive()
 }

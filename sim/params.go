@@ -171,6 +171,10 @@ type Params struct {
 	ThinkTicksMax       int    // a client waits 1..this many ticks between requests
 	SafetyTicks         int
 	LivenessTicks       int
+
+	// overridden marks the derived parameters set by name (SetParam, a
+	// scenario's set line), which derive then leaves as set.
+	overridden derivedParams
 }
 
 // ReplicationQuorum returns the replication quorum for n replicas, as the
@@ -299,8 +303,52 @@ func DrawParams(seed uint64) Params {
 		p.StaleReadPPM = drawFault(r, PPM/4, 1_000, 300_000)
 		p.StorageFaultyReplica = drawSubset(r, p.ReplicaCount, r.Range(1, p.StorageFaultyMax))
 	}
-	p.LivenessTicks = livenessTicksFor(&p)
+	p.derive()
 	return p
+}
+
+// derivedParams is a set of the parameters DrawParams computes from others
+// instead of drawing them.
+type derivedParams uint8
+
+const (
+	// derivedLivenessTicks: LivenessTicks, from JournalSlots and
+	// IOLatencyTicksMax (livenessTicksFor).
+	derivedLivenessTicks derivedParams = 1 << iota
+	// derivedMessageSizeMax: MessageSizeMax is drawn no larger than
+	// messageSizeDrawnMax(JournalSlots).
+	derivedMessageSizeMax
+)
+
+// derivedParamNames maps the settable names of the derived parameters to
+// their bit.
+var derivedParamNames = map[string]derivedParams{
+	"liveness_ticks":   derivedLivenessTicks,
+	"message_size_max": derivedMessageSizeMax,
+}
+
+// derive recomputes what DrawParams computes from other parameters, from
+// the values in force: DrawParams calls it once it has drawn everything,
+// and every override by name again, so that an override of an input (the
+// journal's length, the disk's latency, the replica count) never leaves a
+// value computed from the drawn input behind. A derived parameter that was
+// itself overridden keeps its value.
+func (p *Params) derive() {
+	if p.overridden&derivedLivenessTicks == 0 {
+		p.LivenessTicks = livenessTicksFor(p)
+	}
+	if p.overridden&derivedMessageSizeMax == 0 && p.JournalSlots > 0 {
+		p.MessageSizeMax = min(p.MessageSizeMax, messageSizeDrawnMax(p.JournalSlots))
+	}
+	p.StorageFaultyMax = ReplicationQuorum(max(p.ReplicaCount, 1)) - 1
+}
+
+// messageSizeDrawnMax is the largest MessageSizeMax DrawParams draws for a
+// journal of slots: its journal stays within journalBytesDrawnMax (a
+// persisted replica reads every slot back at each restart), unless that is
+// below the smallest message the journal accepts.
+func messageSizeDrawnMax(slots uint64) uint32 {
+	return max(messageSizeMin(slots), min(messageSizeMaxMax, uint32(journalBytesDrawnMax/slots)/vsr.SectorSize*vsr.SectorSize))
 }
 
 // drawConfig draws the replica configuration: pipeline, journal, message
@@ -320,7 +368,7 @@ func drawConfig(r *PRNG, p *Params) {
 		p.JournalSlots = uint64(r.Range(512, journalSlotsMax))
 	}
 	lo := messageSizeMin(p.JournalSlots)
-	hi := max(lo, min(messageSizeMaxMax, uint32(journalBytesDrawnMax/p.JournalSlots)/vsr.SectorSize*vsr.SectorSize))
+	hi := messageSizeDrawnMax(p.JournalSlots)
 	switch x := r.IntN(100); {
 	case x < 40:
 		p.MessageSizeMax = lo
@@ -430,7 +478,8 @@ func (p *Params) normalize() {
 	p.RequestQueueMax = min(p.RequestQueueMax, vsr.RequestQueueMaxLimit)
 	p.CheckpointIntervalOps = min(p.CheckpointIntervalOps, p.JournalSlots-2*uint64(p.PipelinePrepareMax))
 	p.PaddingBytesMax = clampInt(int64(p.PaddingBytesMax), 0, paddingBytesLimit(p.MessageSizeMax))
-	if p.PartitionMode >= partitionModeCount {
+	if p.PartitionMode >= partitionModeCount || p.ReplicaCount == 1 {
+		// A single replica has no peer to be cut off from.
 		p.PartitionMode = PartitionNone
 	}
 	p.SlowDiskReplica = keepReplicas(p.SlowDiskReplica, p.ReplicaCount)

@@ -18,7 +18,7 @@ func (sc *Scenario) ScenarioParams() Params {
 		p = QuietParams(sc.Seed, sc.ReplicaCount, sc.ClientCount, sc.Durability)
 	}
 	for _, s := range sc.Sets {
-		paramSetters[s.Name](&p, s.Value)
+		p.setParam(s.Name, s.Value)
 	}
 	if sc.Faulty != nil {
 		p.StorageFaultyReplica = nil

@@ -37,3 +37,9 @@ func (r *Replica) LogChain() []Header {
 	}
 	return out
 }
+
+// StateMissing reports whether the replica lacks the state machine state
+// of its checkpoint: it could not read the checkpoint back at open, so it
+// applies nothing, although its commit number is the checkpoint's op,
+// until it has fetched a checkpoint from a peer.
+func (r *Replica) StateMissing() bool { return r.stateMissing }

@@ -254,11 +254,17 @@ func (r *Replica) onPrepare(m *Message) {
 	if r.fillHole(m) {
 		return
 	}
-	if r.status != StatusNormal || r.Primary() {
+	if r.Primary() {
 		return
 	}
 	if m.View > r.view {
+		// Its primary made it in normal status: that view started without
+		// this replica, which may still be electing an older view's primary
+		// (joinStartedView).
 		r.requestStartView(m.View)
+		return
+	}
+	if r.status != StatusNormal {
 		return
 	}
 	if r.syncing() {
@@ -445,15 +451,11 @@ func (r *Replica) onPrepareOk(m *Message) {
 
 // onCommit handles the primary's commit heartbeat.
 func (r *Replica) onCommit(m *Message) {
-	if m.View > r.view && m.Replica == r.primaryIndex(m.View) {
-		// The primary of a later view is normal and this replica is behind
-		// it, in normal status or in a view change of an older view (one
-		// that may never start: its own view-change timeouts climb one view
-		// at a time). It asks for the view's log instead of waiting.
-		r.requestStartView(m.View)
+	if m.View < r.view {
 		return
 	}
-	if r.status != StatusNormal || m.View < r.view {
+	if m.View > r.view || r.status != StatusNormal {
+		r.joinStartedView(m)
 		return
 	}
 	if r.Primary() || m.Replica != r.primaryIndex(r.view) {
@@ -465,6 +467,25 @@ func (r *Replica) onCommit(m *Message) {
 		r.requestHeaders()
 	}
 	r.applyCommitted()
+}
+
+// joinStartedView handles a commit heartbeat of a view this replica is not
+// normal in: only the primary of m.View in normal status sends one, so that
+// view started without this replica, which is behind it or still electing a
+// primary for it (after a restart, or having missed the StartView). It asks
+// that primary for its StartView. A replica that waited in its view change
+// instead would join only by timing out view after view past the cluster's
+// view, which the cluster's normal replicas never do: in a core of exactly a
+// view-change quorum, the view's replicas and the electing ones then stall
+// each other for as many timeouts as views lie between them.
+func (r *Replica) joinStartedView(m *Message) {
+	if m.Replica != r.primaryIndex(m.View) {
+		return
+	}
+	if m.View == r.view && r.status != StatusViewChange {
+		return
+	}
+	r.requestStartView(m.View)
 }
 
 func (r *Replica) advanceCommitMax(commit uint64) {

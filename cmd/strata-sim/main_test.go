@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,6 +127,35 @@ func TestSetOverridesDrawnParameters(t *testing.T) {
 		errOut.Reset()
 		if code := mainCode(bad, &out, &errOut); code != 1 {
 			t.Errorf("%v: exit %d, want 1 (stderr %q)", bad, code, errOut.String())
+		}
+	}
+}
+
+// TestSetRecomputesTheLivenessWindow: the liveness window is derived from
+// the journal's length and the disk's latency, and --set of either
+// recomputes it. It stayed the drawn one: seed 177 draws 796 slots at
+// 1-tick IO (8,800 ticks), and the narrowed setting's 20-tick IO left a
+// restarted replica 8,800 ticks to read up to 16,000 ticks of journal.
+func TestSetRecomputesTheLivenessWindow(t *testing.T) {
+	t.Chdir(t.TempDir())
+	field := regexp.MustCompile(`(journal_slots|io_latency_max|liveness_ticks_max)=(\d+)`)
+	for _, sets := range [][]string{
+		{"--set", "io_latency_ticks_max=20"},
+		{"--set", "journal_slots=1024", "--set", "io_latency_ticks_max=20"},
+		{"--set", "io_latency_ticks_max=20", "--set", "journal_slots=1024"},
+	} {
+		var out, errOut bytes.Buffer
+		mainCode(append([]string{"run", "--seed", "177", "--ticks", "300"}, sets...), &out, &errOut)
+		got := map[string]int{}
+		for _, m := range field.FindAllStringSubmatch(out.String(), -1) {
+			got[m[1]], _ = strconv.Atoi(m[2])
+		}
+		if len(got) != 3 {
+			t.Fatalf("%v: run printed no journal_slots, io_latency_max or liveness_ticks_max:\n%s", sets, out.String())
+		}
+		if need := (got["journal_slots"] + 4) * got["io_latency_max"]; got["liveness_ticks_max"] < need {
+			t.Errorf("%v: a liveness window of %d ticks, but reading %d journal slots back at %d ticks takes up to %d", sets,
+				got["liveness_ticks_max"], got["journal_slots"], got["io_latency_max"], need)
 		}
 	}
 }
