@@ -77,8 +77,11 @@ type partitionRuntime struct {
 	persisted        bool
 	offsetsPersisted bool
 	// op numbers this partition's operations (the local sequencer; only
-	// submit advances it).
+	// submit advances it). Unused when vsr is set.
 	op uint64
+	// vsr is the partition's consensus group ([system.partition]
+	// consensus = "vsr"): submit hands every operation to it.
+	vsr *vsrGroup
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
 	opBuf []byte
@@ -229,6 +232,11 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
 	}
 	p.machine = machine
+	if s.cfg.System.Partition.Consensus == "vsr" {
+		if err := p.openGroup(cfg); err != nil {
+			return nil, errors.Join(err, log.Close())
+		}
+	}
 	p.publishCounters()
 	p.publishFence() // logs it, with the file, byte and reason
 	return p, nil
@@ -532,6 +540,11 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 	}
 	p.machine.ReleaseBuffers()
 	p.forgetFenceMetric()
+	if p.vsr != nil {
+		if err := p.vsr.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := p.log.Close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -71,6 +71,10 @@ func (p *partitionRuntime) submit(operation uint8, body []byte, done completion)
 			}
 		}
 	}
+	if p.vsr != nil {
+		p.vsr.submit(operation, body, done)
+		return
+	}
 	p.op++
 	result, ticket := p.applyCommitted(p.op, p.s.nowMicros(), operation, body)
 	if ticket == 0 || done == nil {

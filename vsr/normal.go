@@ -486,6 +486,9 @@ func (r *Replica) applyCommitted() {
 		}
 		reply := r.apply(p)
 		r.commitMin = p.Op
+		if r.cfg.ReleaseApplied {
+			r.log.at(p.Op).prepare = nil
+		}
 		if reply != nil && r.Primary() {
 			r.network.SendToClient(p.Client, reply)
 		}
