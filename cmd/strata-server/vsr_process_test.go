@@ -99,7 +99,7 @@ func TestKill9OnVSRKeepsFlushedAndAcknowledged(t *testing.T) {
 		return first
 	}
 	send(c, 0, 1, 300)
-	send(c, 1, 1, 150)
+	send(c, 1, 1, 300)
 	if err := c.StoreConsumerOffset(ctx, client.IndividualConsumer(client.ID(9)), client.ID(0), client.ID(0), 0, 1500); err != nil {
 		t.Fatal(err)
 	}
