@@ -306,7 +306,7 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
-	h.replica.Step(m)
+	h.replica.Request(m)
 	h.afterInput()
 }
 
