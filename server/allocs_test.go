@@ -16,9 +16,9 @@ const allocsPerBatchSlack = 3
 // allocsServer starts a server with one topic of one partition and a
 // connection bound as root, driven through handleFrame (the path every
 // transport takes after reading a frame).
-func allocsServer(t *testing.T, env ...string) (*Server, *connection) {
+func allocsServer(t *testing.T) (*Server, *connection) {
 	t.Helper()
-	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + t.TempDir(), "STRATA_TCP_ENABLED=false"}, env...))
+	cfg, err := config.Load("", []string{"STRATA_SYSTEM_PATH=" + t.TempDir(), "STRATA_TCP_ENABLED=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,19 +89,10 @@ func pollFrame(t *testing.T, c *connection, n int) []byte {
 // per batch, never per message: a batch of 1000 messages costs the same
 // number of allocations as a batch of 10, give or take the few of a flush
 // (a per-message allocation would add about a thousand).
-// It holds for both consensus modes: a send through the partition's VSR
-// group costs a few more allocations per batch (request, prepare and
-// reply), none per message.
+// The send goes through the partition's consensus group (request,
+// prepare and reply are a few allocations per batch, none per message).
 func TestNoAllocationPerMessage(t *testing.T) {
-	for _, consensus := range []string{"local", "vsr"} {
-		t.Run(consensus, func(t *testing.T) {
-			noAllocationPerMessage(t, "STRATA_SYSTEM_PARTITION_CONSENSUS="+consensus)
-		})
-	}
-}
-
-func noAllocationPerMessage(t *testing.T, env ...string) {
-	s, c := allocsServer(t, env...)
+	s, c := allocsServer(t)
 	measure := func(frame []byte) float64 {
 		run := func() {
 			out, _ := s.handleFrame(c, frame[:wire.HeaderSize], frame[wire.HeaderSize:])

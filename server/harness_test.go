@@ -145,9 +145,9 @@ func (ts *testServer) mustLog(fragments ...string) {
 }
 
 // newServerErr builds a server over dir and returns the error of New.
-func newServerErr(t *testing.T, dir string, env ...string) (*server.Server, error) {
+func newServerErr(t *testing.T, dir string) (*server.Server, error) {
 	t.Helper()
-	cfg, err := config.Load("", append(append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...), env...))
+	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +188,9 @@ func boundAddress(t *testing.T, current, key string) string {
 // engineEnv passes the IO engine chosen for the run (make test runs the
 // suite once with the default engine and once with
 // STRATA_SYSTEM_IO_ENGINE=sync).
-// STRATA_SYSTEM_PARTITION_CONSENSUS passes the same way (the suite runs
-// on consensus = "vsr" with it set).
 func engineEnv() []string {
-	var env []string
-	for _, name := range []string{"STRATA_SYSTEM_IO_ENGINE", "STRATA_SYSTEM_PARTITION_CONSENSUS"} {
-		if v := os.Getenv(name); v != "" {
-			env = append(env, name+"="+v)
-		}
+	if engine := os.Getenv("STRATA_SYSTEM_IO_ENGINE"); engine != "" {
+		return []string{"STRATA_SYSTEM_IO_ENGINE=" + engine}
 	}
-	return env
+	return nil
 }

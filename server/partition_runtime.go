@@ -31,8 +31,9 @@ const pollBytesMax = wire.MaxFrameSize - 1<<20
 const superblockLagBytesMax = 1 << 20
 
 // partitionRuntime is one partition: its deterministic state machine, its
-// segment log and consumer offsets on disk, and the local sequencer that
-// numbers its operations, all confined to the partition's owning shard.
+// segment log and consumer offsets on disk, and the consensus group that
+// numbers and commits its operations, all confined to the partition's
+// owning shard.
 // Every change of the machine's state is an operation through submit
 // (partition_submit.go); reads are served from the applied state.
 type partitionRuntime struct {
@@ -76,11 +77,8 @@ type partitionRuntime struct {
 	// explicit offset writes are synced before the reply.
 	persisted        bool
 	offsetsPersisted bool
-	// op numbers this partition's operations (the local sequencer; only
-	// submit advances it). Unused when vsr is set.
-	op uint64
-	// vsr is the partition's consensus group ([system.partition]
-	// consensus = "vsr"): submit hands every operation to it.
+	// vsr is the partition's consensus group: submit hands every
+	// operation to it, and it numbers them.
 	vsr *vsrGroup
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
@@ -232,10 +230,8 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
 	}
 	p.machine = machine
-	if s.cfg.System.Partition.Consensus == "vsr" {
-		if err := p.openGroup(cfg); err != nil {
-			return nil, errors.Join(err, log.Close())
-		}
+	if err := p.openGroup(cfg); err != nil {
+		return nil, errors.Join(err, log.Close())
 	}
 	p.publishCounters()
 	p.publishFence() // logs it, with the file, byte and reason
@@ -540,10 +536,8 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 	}
 	p.machine.ReleaseBuffers()
 	p.forgetFenceMetric()
-	if p.vsr != nil {
-		if err := p.vsr.close(); err != nil {
-			errs = append(errs, err)
-		}
+	if err := p.vsr.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := p.log.Close(); err != nil {
 		errs = append(errs, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/stratabroker/strata/vsr"
 )
 
-// The partition's consensus group ([system.partition] consensus = "vsr").
+// The partition's consensus group.
 //
 // Every partition is one VSR group (server/group's Host); on a single node
 // it is a group of one, on the path a cluster takes (DESIGN.md decision
@@ -294,8 +294,25 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 
 // BeforeApply implements group.Observer: the test hook.
 func (g *vsrGroup) BeforeApply(op, timestamp uint64, operation uint8, body []byte) {
+	g.reserveQueued(operation, body)
 	if observe := g.p.s.partitionOpObserver.Load(); observe != nil {
 		(*observe)(g.p, op, timestamp, operation, body)
+	}
+}
+
+// reserveQueued reserves the offsets of a send applied later than it was
+// submitted (held in the replica's request queue while the journal window
+// waited for a checkpoint): submit checked the reservation against the
+// machine as it was then.
+func (g *vsrGroup) reserveQueued(operation uint8, body []byte) {
+	p := g.p
+	if operation != partition.OperationSendMessages || len(body) < partition.EnvelopeSize+wire.BatchHeaderSize {
+		return
+	}
+	if n := uint64(wire.BatchView(body[partition.EnvelopeSize:]).MessageCount()); p.machine.NextOffset()+n > p.log.Reserved() {
+		if err := p.reserveOffsets(n); err != nil {
+			p.fence(err)
+		}
 	}
 }
 

@@ -12,14 +12,14 @@ import (
 	"github.com/stratabroker/strata/client"
 )
 
-// TestVSROlderConsensusFileRefusedAtBoot: with consensus = "vsr" every
-// partition keeps consensus.vsr (storage/FORMATS.md); a data directory
+// TestVSROlderConsensusFileRefusedAtBoot: every partition keeps its
+// consensus group's consensus.vsr (storage/FORMATS.md); a data directory
 // whose file is of another format version is refused at boot with an
 // error naming the file and its version, not opened as an empty or
 // reformatted group.
 func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	dir := t.TempDir()
-	ts := startServer(t, dir, "STRATA_SYSTEM_PARTITION_CONSENSUS=vsr")
+	ts := startServer(t, dir)
 	c := ts.connect()
 	if _, err := c.CreateStream(ctx(t), "s"); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	if err := os.WriteFile(name, image, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newServerErr(t, dir, "STRATA_SYSTEM_PARTITION_CONSENSUS=vsr")
+	_, err = newServerErr(t, dir)
 	if err == nil {
 		t.Fatal("a data directory with a consensus file of version 0 was opened")
 	}

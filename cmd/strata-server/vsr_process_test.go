@@ -12,9 +12,6 @@ import (
 	"github.com/stratabroker/strata/net/wire"
 )
 
-// vsrEnv runs the server with every partition on its consensus group.
-const vsrEnv = "STRATA_SYSTEM_PARTITION_CONSENSUS=vsr"
-
 // vsrCheckpointed reports whether a partition's consensus.vsr holds a
 // checkpoint: the file reaches past its header sector and the two
 // superblock sectors into a checkpoint area.
@@ -49,8 +46,8 @@ func segmentMessages(t *testing.T, partition string) uint64 {
 	return n
 }
 
-// TestKill9OnVSRKeepsFlushedAndAcknowledged runs the partitions on their
-// consensus groups (a group of one) and kills the server with SIGKILL
+// TestKill9OnVSRKeepsFlushedAndAcknowledged: the partitions run on their
+// consensus groups (a group of one); the test kills the server with SIGKILL
 // after the groups checkpointed: a checkpoint is a small descriptor taken
 // after a flush, so the restart restores it and then the partition's
 // files. Nothing flushed of the replicated topic may be lost (what its
@@ -60,7 +57,7 @@ func segmentMessages(t *testing.T, partition string) uint64 {
 // given to two messages after the restart.
 func TestKill9OnVSRKeepsFlushedAndAcknowledged(t *testing.T) {
 	dir := t.TempDir()
-	p := startProcess(t, dir, vsrEnv)
+	p := startProcess(t, dir)
 	c := dialRoot(t, p.addr)
 	ctx := context.Background()
 	if _, err := c.CreateStream(ctx, "s"); err != nil {
@@ -117,7 +114,7 @@ func TestKill9OnVSRKeepsFlushedAndAcknowledged(t *testing.T) {
 	p.kill9(t)
 
 	t.Logf("replicated topic: %d messages flushed at the kill", flushedReplicated)
-	p2 := startProcess(t, dir, vsrEnv)
+	p2 := startProcess(t, dir)
 	c2 := dialRoot(t, p2.addr)
 	second := [2]uint64{send(c2, 0, 2, 20), send(c2, 1, 2, 20)}
 	for topic := uint32(0); topic < 2; topic++ {

@@ -75,10 +75,6 @@ type Partition struct {
 	// its superblock before handing them out, so that no offset is given
 	// to two messages after a crash; a crash skips at most about this many.
 	OffsetReservation uint64 `toml:"offset_reservation"`
-	// Consensus selects how partition operations are sequenced: "local"
-	// (the partition's own sequencer) or "vsr" (each partition is a VSR
-	// group, of one replica on a single node, through server/group).
-	Consensus string `toml:"consensus"`
 }
 
 // Sharding is [system.sharding].
@@ -377,9 +373,6 @@ func (c *Config) Validate() error {
 	}
 	if n := c.System.Partition.OffsetReservation; n < 1 || n > offsetReservationMax {
 		return bad("system.partition.offset_reservation", "%d is outside 1..%d", n, uint64(offsetReservationMax))
-	}
-	if n := c.System.Partition.Consensus; n != "local" && n != "vsr" {
-		return bad("system.partition.consensus", "%q is neither \"local\" nor \"vsr\"", n)
 	}
 	if c.TCP.Enabled && c.TCP.Address == "" {
 		return bad("tcp.address", "must not be empty when tcp.enabled")
