@@ -222,8 +222,14 @@ func (r *Replica) prepareRequest(m *Message) {
 		p.Body = append([]byte(nil), m.Body...)
 	}
 	// The body is the request's, whose checksum Step verified (or the host
-	// computed, Request): only the header is sealed anew.
-	p.sealHeader(m.ChecksumBody)
+	// computed, Request): only the header is sealed anew. A replica
+	// planted with BugAcceptCorruptBody took the request on its header
+	// alone and seals the body it got, as before.
+	if r.cfg.Bugs.Has(BugAcceptCorruptBody) {
+		p.Seal()
+	} else {
+		p.sealHeader(m.ChecksumBody)
+	}
 	r.appendPrepare(p)
 	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
 		if i != r.cfg.ReplicaIndex {
