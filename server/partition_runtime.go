@@ -31,8 +31,9 @@ const pollBytesMax = wire.MaxFrameSize - 1<<20
 const superblockLagBytesMax = 1 << 20
 
 // partitionRuntime is one partition: its deterministic state machine, its
-// segment log and consumer offsets on disk, and the local sequencer that
-// numbers its operations, all confined to the partition's owning shard.
+// segment log and consumer offsets on disk, and the consensus group that
+// numbers and commits its operations, all confined to the partition's
+// owning shard.
 // Every change of the machine's state is an operation through submit
 // (partition_submit.go); reads are served from the applied state.
 type partitionRuntime struct {
@@ -76,9 +77,9 @@ type partitionRuntime struct {
 	// explicit offset writes are synced before the reply.
 	persisted        bool
 	offsetsPersisted bool
-	// op numbers this partition's operations (the local sequencer; only
-	// submit advances it).
-	op uint64
+	// vsr is the partition's consensus group: submit hands every
+	// operation to it, and it numbers them.
+	vsr *vsrGroup
 	// opBuf holds the encoded send operation; Apply copies what it keeps,
 	// so the buffer is reused across sends.
 	opBuf []byte
@@ -229,6 +230,9 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 		return nil, errors.Join(fmt.Errorf("recover partition %s: %w", dir, err), log.Close())
 	}
 	p.machine = machine
+	if err := p.openGroup(cfg); err != nil {
+		return nil, errors.Join(err, log.Close())
+	}
 	p.publishCounters()
 	p.publishFence() // logs it, with the file, byte and reason
 	return p, nil
@@ -532,6 +536,9 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 	}
 	p.machine.ReleaseBuffers()
 	p.forgetFenceMetric()
+	if err := p.vsr.close(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := p.log.Close(); err != nil {
 		errs = append(errs, err)
 	}

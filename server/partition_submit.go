@@ -40,21 +40,17 @@ type completion interface {
 // submit is the one door to a partition's replicated state. Every
 // operation that changes it (a send, an offset store or delete, a poll's
 // auto-commit, a flush-threshold change, a purge, a deletion of segments)
-// comes through here, on the owning shard: submit sequences it, has it
-// applied (applyCommitted) and hands done the outcome once the operation
-// is applied and its effects carried out and, when its reply promises
-// durability (a persisted send), once that holds. done may be nil: the
-// submitter does not wait (a poll's auto-commit), and the operation is
-// applied all the same. body must not change until submit returns.
-//
-// The sequencer is local for now: the next op number and the wall clock,
-// the one place either is read for a partition. An operation is committed
-// as soon as it is sequenced, so it is applied before submit returns, and
-// done runs then too unless the reply waits for a sync. The VSR group host
-// replaces this function and nothing else: it hands the operation to the
-// partition's replica as a request (copying body into its prepare), its
-// commit calls applyCommitted, and the reply calls done; the callers are
-// written for a done that runs later.
+// comes through here, on the owning shard, and goes to the partition's
+// consensus group (partition_vsr.go): the group's replica sequences it
+// (op number, timestamp), commits it, the group host applies it to the
+// machine and carries out its effects (carryOut), and done gets the
+// outcome once the operation is applied and, when its reply promises
+// durability (a persisted send), once the group commit synced it. done
+// may be nil: the submitter does not wait (a poll's auto-commit), and the
+// operation is applied all the same. body must not change until submit
+// returns. On a single node the group is of one: the op commits inside
+// this call, and done runs before submit returns unless the reply waits
+// for a sync; the callers are written for a done that runs later.
 func (p *partitionRuntime) submit(operation uint8, body []byte, done completion) {
 	if operation == partition.OperationSendMessages {
 		if p.fenced != nil {
@@ -71,78 +67,13 @@ func (p *partitionRuntime) submit(operation uint8, body []byte, done completion)
 			}
 		}
 	}
-	p.op++
-	result, ticket := p.applyCommitted(p.op, p.s.nowMicros(), operation, body)
-	if ticket == 0 || done == nil {
-		completeWith(done, result)
-		return
-	}
-	// Answered by the group commit, on the shard, once the flush is
-	// durable.
-	p.group.wait(ticket, func(err error) {
-		if err != nil {
-			result = applied{status: wire.ErrCannotSyncFile, err: err}
-		}
-		done.complete(result)
-	})
+	p.vsr.submit(operation, body, done)
 }
 
 func completeWith(done completion, result applied) {
 	if done != nil {
 		done.complete(result)
 	}
-}
-
-// applyCommitted applies one committed operation to the machine and then
-// carries out its effects on storage, in order, on the owning shard: it is
-// what the group host's StateMachine.Apply will run. It returns the
-// outcome and, when the reply must wait until the flushed batches are
-// synced (a persisted topic), the group-commit ticket to wait for (else 0).
-// An effect that fails leaves the machine ahead of its files: the
-// partition is fenced (a failed offset write excepted: the offset stays
-// applied, the request is refused, as before operations were effects) and
-// the request answered with the failure.
-func (p *partitionRuntime) applyCommitted(op, timestamp uint64, operation uint8, body []byte) (applied, uint64) {
-	if observe := p.s.partitionOpObserver.Load(); observe != nil {
-		(*observe)(p, op, timestamp, operation, body)
-	}
-	reply := p.machine.Apply(op, timestamp, operation, body)
-	result := applied{reply: reply, status: replyStatus(operation, reply)}
-	if operation == partition.OperationSendMessages && result.status == wire.ErrorCodeOK {
-		p.countSent(body[partition.EnvelopeSize:])
-	}
-	var ticket uint64
-	for _, e := range p.machine.TakeEffects() {
-		status, err := p.carryOut(e)
-		if err != nil && result.err == nil {
-			result = applied{status: status, err: err}
-		}
-		if err == nil && e.Kind == partition.EffectFlush && p.persisted {
-			ticket = p.group.wrote()
-		}
-	}
-	p.publishCounters()
-	if result.err != nil {
-		return result, 0
-	}
-	return result, ticket
-}
-
-// replyStatus is the status a machine reply gives its request: a send
-// without a confirmation stored nothing; the other operations are
-// result-framed.
-func replyStatus(operation uint8, reply []byte) wire.ErrorCode {
-	if operation == partition.OperationSendMessages {
-		if _, ok := partition.SendConfirmationBaseOffset(reply); !ok {
-			return wire.ErrInvalidMessagesCount
-		}
-		return wire.ErrorCodeOK
-	}
-	_, code, err := wire.SplitResult(reply)
-	if err != nil {
-		return wire.ErrInvalidCommand
-	}
-	return code
 }
 
 // countSent adds an applied send to the metrics.
@@ -154,8 +85,11 @@ func (p *partitionRuntime) countSent(batch []byte) {
 	p.appendedBytes.Add(float64(len(batch)))
 }
 
-// carryOut does on storage what one effect asks for. It returns the
-// status to answer with when it fails.
+// carryOut does on storage what one effect of an applied operation asks
+// for, in op order, on the owning shard. It returns the status to answer
+// with when it fails. An effect that fails leaves the machine ahead of
+// its files: the partition is fenced (a failed offset write excepted:
+// the offset stays applied, the request is refused).
 func (p *partitionRuntime) carryOut(e partition.Effect) (wire.ErrorCode, error) {
 	switch e.Kind {
 	case partition.EffectFlush:

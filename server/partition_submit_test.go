@@ -17,7 +17,7 @@ func TestFlushThresholdsAreAnOperation(t *testing.T) {
 		t.Fatal("no partition")
 	}
 	opNow := func() (op uint64) {
-		if err := p.run(func() { op = p.op }); err != nil {
+		if err := p.run(func() { op = p.machine.LastOp() }); err != nil {
 			t.Fatal(err)
 		}
 		return op

@@ -91,7 +91,7 @@ func TestPersistedAcknowledgementsSurvivePowerLoss(t *testing.T) {
 // startOnFS starts a broker whose data lives on fsys.
 func startOnFS(t *testing.T, fsys storage.FS, dir string) (*server.Server, string) {
 	t.Helper()
-	cfg, err := config.Load("", []string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"})
+	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + dir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,6 +123,19 @@ type Config struct {
 	// operations keep the client table's exactly-once sessions (the
 	// metadata plane). Only operations from OperationUserMin may be named.
 	Sessionless OperationSet
+	// HostCheckpoints leaves the choice of checkpoints to the host: the
+	// replica takes none at an interval or at half of WALBytesMax, and the
+	// host calls Replica.CheckpointAt with a state of its own making (a
+	// partition's small descriptor, taken once its segments are synced).
+	// The journal window still bounds the ops above the last checkpoint:
+	// a host that does not checkpoint sees requests held back and then
+	// answered Overloaded, never dropped.
+	HostCheckpoints bool
+	// ReleaseApplied drops a prepare's body once it is applied. Only a
+	// replicated group of one may set it: no peer can ask for the body and
+	// no restart reloads it, so keeping it only costs memory (the header
+	// stays for the chain).
+	ReleaseApplied bool
 	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
 	// --bug flag set it; production code must leave it zero.
 	Bugs BugSet
@@ -194,6 +207,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: zero timeout", ErrConfig)
 	case c.Durability > Persisted:
 		return fmt.Errorf("%w: durability %d", ErrConfig, c.Durability)
+	case c.ReleaseApplied && (c.ReplicaCount != 1 || c.Durability != Replicated):
+		return fmt.Errorf("%w: release applied bodies needs a replicated group of one", ErrConfig)
 	case c.Sessionless[0]&(1<<OperationUserMin-1) != 0:
 		return fmt.Errorf("%w: sessionless operations below %d", ErrConfig, OperationUserMin)
 	}

@@ -254,6 +254,15 @@ func (m *Message) Seal() {
 	m.Checksum = checksum(buf[16:])
 }
 
+// sealHeader is Seal for a body whose checksum is known to be bodySum.
+func (m *Message) sealHeader(bodySum Uint128) {
+	m.Size = uint32(HeaderSize + len(m.Body))
+	m.ChecksumBody = bodySum
+	var buf [HeaderSize]byte
+	m.Header.encode(buf[:])
+	m.Checksum = checksum(buf[16:])
+}
+
 // Valid reports whether m's checksums match its contents.
 func (m *Message) Valid() bool {
 	if int(m.Size) != HeaderSize+len(m.Body) || checksum(m.Body) != m.ChecksumBody {

@@ -213,9 +213,23 @@ func (r *Replica) prepareRequest(m *Message) {
 			Operation: m.Operation,
 			Timestamp: ts,
 		},
-		Body: append([]byte(nil), m.Body...),
+		Body: m.Body,
 	}
-	p.Seal()
+	if !r.cfg.ReleaseApplied {
+		// ReleaseApplied: the prepare borrows the request's body while it
+		// is applied in this call (a group of one commits at once); below,
+		// a prepare still held gets its own copy.
+		p.Body = append([]byte(nil), m.Body...)
+	}
+	// The body is the request's, whose checksum Step verified (or the host
+	// computed, Request): only the header is sealed anew. A replica
+	// planted with BugAcceptCorruptBody took the request on its header
+	// alone and seals the body it got, as before.
+	if r.cfg.Bugs.Has(BugAcceptCorruptBody) {
+		p.Seal()
+	} else {
+		p.sealHeader(m.ChecksumBody)
+	}
 	r.appendPrepare(p)
 	for i := uint8(0); i < r.cfg.ReplicaCount; i++ {
 		if i != r.cfg.ReplicaIndex {
@@ -226,6 +240,11 @@ func (r *Replica) prepareRequest(m *Message) {
 		r.timers.prepare.start()
 	}
 	r.tryCommit()
+	if r.cfg.ReleaseApplied {
+		if e := r.log.at(p.Op); e != nil && e.prepare == p {
+			p.Body = append([]byte(nil), p.Body...) // not applied yet: the request's body goes back to its caller
+		}
+	}
 }
 
 // appendPrepare puts p at the head of the log and starts persisting it.
@@ -516,6 +535,9 @@ func (r *Replica) applyCommitted() {
 		}
 		reply := r.apply(p)
 		r.commitMin = p.Op
+		if r.cfg.ReleaseApplied {
+			r.log.at(p.Op).prepare = nil
+		}
 		if reply != nil && r.Primary() {
 			r.network.SendToClient(p.Client, reply)
 		}

@@ -384,6 +384,12 @@ func (r *Replica) resume() {
 				}
 			}
 			r.commitMax = r.op
+		} else {
+			// A replicated singleton kept no prepare: what it committed
+			// above its checkpoint is gone with its memory (the ops the
+			// seed lets a replicated group lose when every copy is), and
+			// the superblock's commit number may name one of them.
+			r.commitMax = r.op
 		}
 		r.status = StatusNormal
 		r.logView = r.view

@@ -21,10 +21,16 @@ func (r *Replica) pipelineFull(size uint64) bool {
 	return false
 }
 
-// walBytes sums the sizes of the prepares not covered by the checkpoint.
+// walBytes sums the sizes of the prepares not covered by the checkpoint
+// (with Config.ReleaseApplied, of those not applied: the others' bodies
+// are gone).
 func (r *Replica) walBytes() uint64 {
 	var n uint64
-	for op := r.checkpointOp + 1; op <= r.op; op++ {
+	from := r.checkpointOp + 1
+	if r.cfg.ReleaseApplied {
+		from = max(from, r.commitMin+1)
+	}
+	for op := from; op <= r.op; op++ {
 		if h, ok := r.log.header(op); ok {
 			n += uint64(h.Size)
 		}

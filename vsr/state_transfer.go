@@ -30,6 +30,12 @@ type stateTransfer struct {
 // encodeCheckpoint lays out a checkpoint: magic, the header of its op, the
 // client table, then the state machine's bytes.
 func (r *Replica) encodeCheckpoint(h *Header) []byte {
+	return r.encodeCheckpointState(h, r.sm.Checkpoint())
+}
+
+// encodeCheckpointState lays out a checkpoint of op h with the state
+// machine's bytes state.
+func (r *Replica) encodeCheckpointState(h *Header, state []byte) []byte {
 	data := binary.LittleEndian.AppendUint32(nil, checkpointMagic)
 	var hb [HeaderSize]byte
 	h.Encode(hb[:])
@@ -37,7 +43,7 @@ func (r *Replica) encodeCheckpoint(h *Header) []byte {
 	table := r.clients.encode(nil)
 	data = binary.LittleEndian.AppendUint64(data, uint64(len(table)))
 	data = append(data, table...)
-	return append(data, r.sm.Checkpoint()...)
+	return append(data, state...)
 }
 
 // checkpointHeaderOf returns the header a checkpoint's bytes name,
@@ -98,7 +104,7 @@ func (r *Replica) transferOpMin() uint64 {
 // maybeCheckpoint takes a checkpoint when the journal since the last one
 // holds a checkpoint interval of ops or half of WALBytesMax.
 func (r *Replica) maybeCheckpoint() {
-	if r.sb.checkpoint != nil || r.commitMin == r.checkpointOp {
+	if r.cfg.HostCheckpoints || r.sb.checkpoint != nil || r.commitMin == r.checkpointOp {
 		return
 	}
 	due := r.commitMin-r.checkpointOp >= r.cfg.checkpointIntervalOps()
@@ -122,6 +128,31 @@ func (r *Replica) checkpointNow() {
 	}
 	r.writeCheckpoint(*h, r.encodeCheckpoint(h), false)
 }
+
+// CheckpointAt checkpoints the state the host captured right after op was
+// applied (Config.HostCheckpoints): state is what StateMachine.Restore
+// takes back. It returns false, changing nothing, when op is not an
+// applied op above the checkpoint whose header the log holds, or when a
+// checkpoint is in flight (the host tries again later). The checkpoint
+// takes effect once its superblock is durable (CheckpointOp).
+func (r *Replica) CheckpointAt(op uint64, state []byte) bool {
+	if r.sb.checkpoint != nil || r.stateMissing || op <= r.checkpointOp || op > r.commitMin || r.status != StatusNormal {
+		return false
+	}
+	h, ok := r.header(op)
+	if !ok {
+		return false
+	}
+	data := r.encodeCheckpointState(h, state)
+	if uint64(len(data)) > r.cfg.checkpointAreaSize() {
+		return false
+	}
+	r.writeCheckpoint(*h, data, false)
+	return true
+}
+
+// CheckpointPending reports whether a checkpoint is being written.
+func (r *Replica) CheckpointPending() bool { return r.sb.checkpoint != nil }
 
 // writeCheckpoint writes data to the area not used by the durable
 // checkpoint, syncs it, then records it in the superblock; it takes effect

@@ -55,6 +55,41 @@ type Config struct {
 	// Partition configures the partition machine (ids, flush thresholds,
 	// buffers).
 	Partition partition.Config
+	// CheckpointEveryOps, when not zero, makes the group's checkpoints
+	// partition descriptors (the design's "partition checkpoint C"): the
+	// host takes one, at most one at a time, at the first op at least
+	// CheckpointEveryOps past the last checkpoint after which the machine
+	// holds nothing unflushed (a flush threshold fired, or every batch is
+	// flushed), once the binding reports the segment and offset writes up
+	// to it synced (Syncer). Its state is the machine's checkpoint without
+	// unflushed batches: counters, offsets, thresholds, the flushed
+	// frontier, never the log. When three quarters of the journal window
+	// pass without one, the host flushes everything (Syncer.FlushAll) to
+	// take one, leaving a quarter for its sync and write. Zero
+	// leaves checkpoints to vsr (the whole machine at an interval).
+	CheckpointEveryOps uint64
+}
+
+// Syncer is implemented by an Effects that serves descriptor checkpoints
+// (Config.CheckpointEveryOps).
+type Syncer interface {
+	// SyncForCheckpoint starts making every segment and offset write
+	// carried out so far durable and returns the ticket the binding
+	// reports through Host.EffectsDurable (from a later input, never from
+	// inside this call) once it is.
+	SyncForCheckpoint() uint64
+	// FlushAll writes every unflushed batch of m to segments and marks it
+	// flushed, outside any op: the journal window needs a checkpoint before
+	// a flush threshold fires.
+	FlushAll(m *partition.Machine) error
+}
+
+// Observer is implemented by an Effects that wants to see every committed
+// op around its apply (metrics, test hooks). body is only valid during
+// the call.
+type Observer interface {
+	BeforeApply(op, timestamp uint64, operation uint8, body []byte)
+	AfterApply(op uint64, operation uint8, body []byte, code wire.ErrorCode)
 }
 
 // Peers carries messages to the other replicas of the group. It never
@@ -173,6 +208,24 @@ type Host struct {
 	durable uint64 // highest ticket reported durable
 	// failed is the first effect that could not be carried out.
 	failed error
+	// syncer and observer are Binding.Effects' optional interfaces.
+	syncer   Syncer
+	observer Observer
+	// candidate is the descriptor checkpoint waiting for its sync;
+	// written is the op of the last one handed to the replica (its
+	// superblock may not be durable yet).
+	candidate checkpointCandidate
+	written   uint64
+}
+
+// checkpointCandidate is a descriptor checkpoint of op, whose state was
+// captured right after op was applied, to be written once the sync ticket
+// is durable.
+type checkpointCandidate struct {
+	set    bool
+	op     uint64
+	ticket uint64
+	state  []byte
 }
 
 type heldReply struct {
@@ -189,6 +242,16 @@ func New(cfg Config, b Binding) (*Host, error) {
 		cfg.Replica.Sessionless.Add(op)
 	}
 	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
+	h.observer, _ = b.Effects.(Observer)
+	if cfg.CheckpointEveryOps > 0 {
+		s, ok := b.Effects.(Syncer)
+		if !ok {
+			return nil, fmt.Errorf("%w: descriptor checkpoints need Effects that implement Syncer", ErrConfig)
+		}
+		h.syncer = s
+		cfg.Replica.HostCheckpoints = true
+		h.cfg.Replica.HostCheckpoints = true
+	}
 	h.sm = machineAdapter{h: h, needsReset: true}
 	h.net = hostNetwork{h: h}
 	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
@@ -216,11 +279,17 @@ func (h *Host) Open(done func(error)) {
 }
 
 // Tick advances the replica's timeouts by one tick.
-func (h *Host) Tick() { h.replica.Tick() }
+func (h *Host) Tick() {
+	h.replica.Tick()
+	h.afterInput()
+}
 
 // Step hands the replica a message from a peer of the group. The host
 // does not keep m beyond the call.
-func (h *Host) Step(m *vsr.Message) { h.replica.Step(m) }
+func (h *Host) Step(m *vsr.Message) {
+	h.replica.Step(m)
+	h.afterInput()
+}
 
 // Submit hands the replica a client's partition operation. The answer
 // comes through Binding.Replies, during this call or a later input: the
@@ -237,7 +306,8 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
-	h.replica.Step(m)
+	h.replica.Request(m)
+	h.afterInput()
 }
 
 // EffectsDurable reports that the binding's sync ticket (and every lower
@@ -254,6 +324,64 @@ func (h *Host) EffectsDurable(ticket uint64) {
 	}
 	clear(h.held[len(kept):])
 	h.held = kept
+	h.afterInput()
+}
+
+// EffectsFailed reports that the binding's sync failed: every reply
+// waiting for a sync is answered with code and err (what the sync covered
+// is in an unknown state; the binding fences the partition).
+func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
+	for _, r := range h.held {
+		r.reply.Code, r.reply.Err = code, err
+		h.b.Replies.Deliver(r.reply)
+	}
+	clear(h.held)
+	h.held = h.held[:0]
+	if h.failed == nil {
+		h.failed = err
+	}
+}
+
+// afterInput writes the descriptor checkpoint whose sync completed. It
+// runs after every input, outside the replica's apply loop (CheckpointAt
+// takes only applied ops).
+func (h *Host) afterInput() {
+	c := &h.candidate
+	if !c.set || c.ticket > h.durable || h.failed != nil {
+		return
+	}
+	if c.op <= h.replica.CheckpointOp() {
+		*c = checkpointCandidate{} // a checkpoint at or past it was installed
+		return
+	}
+	if h.replica.CheckpointAt(c.op, c.state) {
+		h.written = c.op
+		*c = checkpointCandidate{}
+	}
+}
+
+// considerCheckpoint runs after op's effects: it captures a descriptor
+// checkpoint of op when one is due and the machine holds nothing
+// unflushed, and starts the sync it waits for.
+func (h *Host) considerCheckpoint(op uint64) {
+	if h.candidate.set || h.failed != nil {
+		return
+	}
+	since := op - max(h.replica.CheckpointOp(), h.written)
+	if since < h.cfg.CheckpointEveryOps {
+		return
+	}
+	if len(h.machine.Unflushed()) > 0 {
+		if since < h.cfg.Replica.JournalSlots*3/4 {
+			return // the next flush threshold comes first
+		}
+		if err := h.syncer.FlushAll(h.machine); err != nil {
+			h.failed = fmt.Errorf("group %d: flush for a checkpoint: %w", h.cfg.Replica.Group, err)
+			return
+		}
+	}
+	h.candidate = checkpointCandidate{set: true, op: op, state: h.machine.Checkpoint()}
+	h.candidate.ticket = h.syncer.SyncForCheckpoint()
 }
 
 // View is the applied state a read may use: every value is that of the
@@ -275,6 +403,12 @@ type View interface {
 
 // View returns the applied state, for reads on the owning goroutine.
 func (h *Host) View() View { return h.machine }
+
+// Machine returns the partition machine, for the binding on the owning
+// goroutine: its effects code flushes the machine's batches
+// (Unflushed, MarkFlushed) and its reads use the applied state. Only
+// Apply may change anything else.
+func (h *Host) Machine() *partition.Machine { return h.machine }
 
 // Err returns the first failure to carry out a committed operation's
 // effects (or to reset storage to a restored machine), or nil. The
@@ -319,6 +453,9 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 	if a.needsReset {
 		resetErr = a.reset()
 	}
+	if h.observer != nil {
+		h.observer.BeforeApply(op, timestamp, operation, body)
+	}
 	reply := h.machine.Apply(op, timestamp, operation, body)
 	out := applyOutcome{op: op, code: replyStatus(operation, reply)}
 	if resetErr != nil {
@@ -335,6 +472,12 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 		h.failed = out.err
 	}
 	a.last = out
+	if h.observer != nil {
+		h.observer.AfterApply(op, operation, body, out.code)
+	}
+	if h.syncer != nil {
+		h.considerCheckpoint(op)
+	}
 	return reply
 }
 

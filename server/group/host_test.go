@@ -538,3 +538,58 @@ func mustBatch(t *testing.T, firstID uint64, n int) []byte {
 	b, _ := batch(t, firstID, n)
 	return b
 }
+
+// TestDescriptorCheckpoints: with CheckpointEveryOps the group's
+// checkpoints are partition descriptors, taken only at ops after which
+// nothing is unflushed and only once the segments' sync completed: the
+// checkpoint holds no batch, and a restart of the group of one restores
+// it and keeps every flushed message. When no flush threshold fires for
+// three quarters of the journal window, the host flushes to take one.
+func TestDescriptorCheckpoints(t *testing.T) {
+	cfg := testConfig(1, 3, vsr.Replicated)
+	cfg.CheckpointEveryOps = 8
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	for range 40 {
+		w.sendCommitted(3) // 8 messages flush: every third send
+	}
+	n := c.Nodes[0]
+	r := n.Host.Replica()
+	if r.CheckpointOp() == 0 || n.Segments.CheckpointSyncs == 0 {
+		t.Fatalf("no descriptor checkpoint after 40 sends (checkpoint op %d, syncs %d)", r.CheckpointOp(), n.Segments.CheckpointSyncs)
+	}
+	if r.CheckpointOp()%3 != 0 {
+		t.Fatalf("checkpoint at op %d: not an op after which nothing was unflushed (every third send flushes)", r.CheckpointOp())
+	}
+	if n.Segments.ForcedFlushes != 0 {
+		t.Fatalf("%d forced flushes although the threshold fires every 3 ops", n.Segments.ForcedFlushes)
+	}
+	flushed := n.Segments.FlushedMessages()
+	c.Crash(0)
+	if err := c.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Host.View().NextOffset(); got < r.CheckpointOp()*3 {
+		t.Fatalf("restored next offset %d below the checkpoint's %d", got, r.CheckpointOp()*3)
+	}
+	if n.Segments.FlushedMessages() != min(flushed, n.Host.View().NextOffset()) {
+		t.Fatalf("segments hold %d messages after the restart, %d before, next offset %d", n.Segments.FlushedMessages(), flushed, n.Host.View().NextOffset())
+	}
+
+	// No threshold: 1000 messages to save, single-message sends.
+	cfg = testConfig(1, 4, vsr.Replicated)
+	cfg.CheckpointEveryOps = 8
+	cfg.Partition.MessagesRequiredToSave = 1000
+	c = newCluster(t, cfg, false)
+	w = newWorkload(t, c)
+	for range int(cfg.Replica.JournalSlots) * 2 {
+		w.sendCommitted(1)
+	}
+	n = c.Nodes[0]
+	if n.Segments.ForcedFlushes == 0 || n.Host.Replica().CheckpointOp() == 0 {
+		t.Fatalf("the journal window passed without a checkpoint: %d forced flushes, checkpoint op %d", n.Segments.ForcedFlushes, n.Host.Replica().CheckpointOp())
+	}
+	if w.retries != 0 {
+		t.Fatalf("%d sends were pushed back: the checkpoint came too late", w.retries)
+	}
+}

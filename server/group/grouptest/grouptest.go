@@ -134,6 +134,9 @@ type Segments struct {
 	ticket  uint64
 	// Resets counts Reset calls (restores, or an empty start).
 	Resets int
+	// CheckpointSyncs and ForcedFlushes count the descriptor checkpoints'
+	// syncs and the flushes the journal window forced (group.Syncer).
+	CheckpointSyncs, ForcedFlushes int
 	// FailNext, when set, fails the next effect with it (a disk error).
 	FailNext error
 }
@@ -184,6 +187,35 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 		return 0, wire.ErrError, fmt.Errorf("grouptest: unknown effect %d", e.Kind)
 	}
 	return 0, wire.ErrorCodeOK, nil
+}
+
+// SyncForCheckpoint implements group.Syncer: the segments' sync is an IO
+// completion of the cluster, reported through EffectsDurable.
+func (s *Segments) SyncForCheckpoint() uint64 {
+	s.CheckpointSyncs++
+	s.ticket++
+	ticket, h := s.ticket, s.c.Nodes[s.node]
+	gen := h.gen
+	s.c.submit(s.node, func() {
+		if h.gen == gen {
+			h.Host.EffectsDurable(ticket)
+		}
+	})
+	return ticket
+}
+
+// FlushAll implements group.Syncer.
+func (s *Segments) FlushAll(m *partition.Machine) error {
+	s.ForcedFlushes++
+	batches := m.Unflushed()
+	if len(batches) == 0 {
+		return nil
+	}
+	for _, b := range batches {
+		s.batches = append(s.batches, append([]byte(nil), b...))
+	}
+	m.MarkFlushed(m.NextOffset() - 1)
+	return nil
 }
 
 func (s *Segments) setOffset(key partition.ConsumerKey, offset uint64, stored bool) {

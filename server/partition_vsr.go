@@ -1,0 +1,513 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+
+	"github.com/zeebo/xxh3"
+	"go.uber.org/zap"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/group"
+	"github.com/stratabroker/strata/server/partition"
+	"github.com/stratabroker/strata/storage"
+	"github.com/stratabroker/strata/vsr"
+)
+
+// The partition's consensus group.
+//
+// Every partition is one VSR group (server/group's Host); on a single node
+// it is a group of one, on the path a cluster takes (DESIGN.md decision
+// 3). The host lives on the partition's owning shard and runs there: a
+// send's request, prepare, commit, apply and reply all happen inside the
+// shard task that carries the batch, with no hand-off of its own. The
+// binding below gives the host the partition's files:
+//
+//   - vsr.Storage is consensus.vsr in the partition directory (format in
+//     storage/FORMATS.md): the superblock copies and the two checkpoint
+//     areas. A group of one keeps no prepare journal on disk, whatever the
+//     topic's durability: the durability seed makes a singleton with
+//     persisted sync its segment state before replying (group commit, as
+//     without consensus), and it keeps a prepare WAL for multi-replica
+//     partitions only.
+//   - The checkpoint is a descriptor (group.Config.CheckpointEveryOps):
+//     the machine's counters, offsets and thresholds, taken after a flush
+//     (persisted: once the group commit synced the segments), never the
+//     log. A replicated topic's synced frontier is the partition
+//     superblock's, as without consensus (SyncForCheckpoint).
+//   - Restart: vsr restores the descriptor; the machine is then the state
+//     recovered from the partition's files, exactly as without consensus
+//     (torn tails cut above the superblock's durable frontier, the
+//     reservation skipped, offsets from their files), which must not be
+//     behind the descriptor (that would be lost history: the partition is
+//     fenced). A group of one is its own quorum: every op it committed up
+//     to the last flush is in its segments, and what a crash loses of the
+//     unflushed tail is what the seed lets a replicated topic lose (and a
+//     persisted topic never acknowledged).
+
+// vsrFileName is the partition's consensus file.
+const vsrFileName = "consensus.vsr"
+
+// vsrFileVersion is the version of consensus.vsr this build reads.
+const vsrFileVersion = 1
+
+// vsrFileHeaderSize is the file header's size: one sector, so the zones
+// after it stay sector aligned.
+const vsrFileHeaderSize = vsr.SectorSize
+
+const vsrFileMagic = "SPVR"
+
+// errVSRFormat reports a consensus.vsr this build cannot read.
+var errVSRFormat = errors.New("partition consensus file in another format")
+
+// Limits of a partition group.
+const (
+	vsrJournalSlots     = 1024
+	vsrPipeline         = 8
+	vsrCheckpointEvery  = 256
+	vsrCheckpointMax    = 1 << 20
+	vsrWALBytesMax      = 256 << 20
+	vsrRequestQueueMax  = 64
+	vsrPartitionClients = 1
+)
+
+// vsrClient is the client id of the partition plane's requests: the
+// operations are sessionless, so one id serves every caller and the
+// request number only pairs a reply with its waiter.
+var vsrClient = vsr.Uint128{Lo: 1}
+
+// vsrGroup binds one partition's group host to its runtime, on the
+// owning shard.
+type vsrGroup struct {
+	p       *partitionRuntime
+	host    *group.Host
+	storage *vsrFileStorage
+	// queue holds completions to run once the current host call returns:
+	// vsr.Storage's and the group commit's, which must never run inside
+	// the call that started them.
+	queue    []func()
+	depth    int
+	draining bool
+	// request numbers the partition's requests; waiting pairs each with
+	// the caller's completion.
+	request uint64
+	waiting map[uint64]completion
+	// files is the machine recovered from the partition's files at open,
+	// encoded; Reset makes the host's machine that state.
+	files []byte
+	// opened is set once the host is open (syncs may go to the ring).
+	opened bool
+}
+
+// vsrGroupID is a partition's group id: its ids packed, so that no two
+// partitions of a cluster share one.
+func vsrGroupID(k partKey) uint64 {
+	return uint64(k.stream)<<40 | uint64(k.topic)<<20 | uint64(k.partition)
+}
+
+// vsrReplicaConfig is the replica configuration of a partition group of
+// one.
+func vsrReplicaConfig(k partKey) vsr.Config {
+	c := vsr.DefaultConfig(0, 1, 0)
+	c.Group = vsrGroupID(k)
+	c.Durability = vsr.Replicated
+	c.JournalSlots = vsrJournalSlots
+	c.PipelinePrepareMax = vsrPipeline
+	c.RequestQueueMax = vsrRequestQueueMax
+	c.ClientsMax = vsrPartitionClients
+	c.MessageSizeMax = vsr.MessageSizeMaxLimit
+	c.WALBytesMax = vsrWALBytesMax
+	c.CheckpointSizeMax = vsrCheckpointMax
+	c.ReleaseApplied = true
+	return c
+}
+
+// openGroup puts the partition on its consensus group: it opens
+// consensus.vsr and the host, whose machine becomes the partition's. It
+// runs on the owning shard, after the files were recovered into
+// p.machine.
+func (p *partitionRuntime) openGroup(cfg partition.Config) error {
+	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint()}
+	rc := vsrReplicaConfig(p.key)
+	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
+	if err != nil {
+		return err
+	}
+	g.storage = st
+	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: vsrCheckpointEvery},
+		group.Binding{Storage: st, Peers: noPeers{}, Clock: serverClock{p.s}, Effects: g, Replies: g})
+	if err != nil {
+		return errors.Join(err, st.close())
+	}
+	g.host = host
+	p.machine.ReleaseBuffers()
+	p.machine = host.Machine()
+	p.vsr = g
+	var openErr error
+	done := false
+	g.enter()
+	host.Open(func(err error) { openErr, done = err, true })
+	g.leave()
+	if !done {
+		return errors.Join(fmt.Errorf("open the consensus group of %s: did not complete", p.dir), st.close())
+	}
+	if openErr != nil {
+		return errors.Join(fmt.Errorf("open the consensus group of %s: %w", p.dir, openErr), st.close())
+	}
+	g.files = nil
+	g.opened = true
+	return nil
+}
+
+// enter and leave bracket every call into the host; leaving the outermost
+// runs the completions queued meanwhile.
+func (g *vsrGroup) enter() { g.depth++ }
+
+func (g *vsrGroup) leave() {
+	g.depth--
+	g.drain()
+}
+
+func (g *vsrGroup) drain() {
+	if g.depth > 0 || g.draining {
+		return
+	}
+	g.draining = true
+	for i := 0; i < len(g.queue); i++ {
+		f := g.queue[i]
+		g.queue[i] = nil
+		f()
+	}
+	g.queue = g.queue[:0]
+	g.draining = false
+}
+
+// later runs f once the current host call returns (at once when none
+// runs).
+func (g *vsrGroup) later(f func()) {
+	g.queue = append(g.queue, f)
+	g.drain()
+}
+
+// submit hands one operation to the host; done (nil: nobody waits) gets
+// the reply.
+func (g *vsrGroup) submit(operation uint8, body []byte, done completion) {
+	g.request++
+	if done != nil {
+		g.waiting[g.request] = done
+	}
+	g.enter()
+	g.host.Submit(vsrClient, g.request, operation, body)
+	g.leave()
+	g.logGroupFailure()
+}
+
+// Deliver implements group.Replies: the reply completes its caller.
+func (g *vsrGroup) Deliver(r group.Reply) {
+	done, ok := g.waiting[r.Request]
+	if !ok {
+		return
+	}
+	delete(g.waiting, r.Request)
+	done.complete(applied{reply: r.Body, status: r.Code, err: r.Err})
+}
+
+// CarryOut implements group.Effects with the partition's storage code.
+func (g *vsrGroup) CarryOut(_ *partition.Machine, e partition.Effect) (uint64, wire.ErrorCode, error) {
+	p := g.p
+	status, err := p.carryOut(e)
+	if err != nil {
+		return 0, status, err
+	}
+	if e.Kind == partition.EffectFlush && p.persisted {
+		return g.syncTicket(), wire.ErrorCodeOK, nil
+	}
+	return 0, wire.ErrorCodeOK, nil
+}
+
+// syncTicket starts (or joins) a group-commit sync of everything written
+// and returns its ticket; the host hears of it from a later input.
+func (g *vsrGroup) syncTicket() uint64 {
+	p := g.p
+	ticket := p.group.wrote()
+	p.group.wait(ticket, func(err error) {
+		g.later(func() {
+			g.enter()
+			if err != nil {
+				g.host.EffectsFailed(wire.ErrCannotSyncFile, err)
+			} else {
+				g.host.EffectsDurable(ticket)
+			}
+			g.leave()
+		})
+	})
+	return ticket
+}
+
+// SyncForCheckpoint implements group.Syncer. A persisted topic's
+// descriptor waits for the group commit that syncs its segments (the
+// replies wait for the same sync, so it costs nothing more). A replicated
+// topic's does not force one: its synced frontier is the one the
+// partition superblock records (and recovery enforces), as without
+// consensus; a forced fdatasync per checkpoint made its sends disk-bound
+// (a third slower in the suite's producer-1), and on a group of one the
+// descriptor is not what recovery trusts (the files are).
+func (g *vsrGroup) SyncForCheckpoint() uint64 {
+	if g.p.persisted {
+		return g.syncTicket()
+	}
+	return 0
+}
+
+// FlushAll implements group.Syncer.
+func (g *vsrGroup) FlushAll(*partition.Machine) error { return g.p.flushAll() }
+
+// Reset implements group.Effects: the machine restored from the
+// descriptor (or an empty one on a fresh group) becomes the state
+// recovered from the partition's files. A descriptor ahead of the files
+// means they lost history the group committed and flushed: the partition
+// is fenced, never served as a shorter healthy one.
+func (g *vsrGroup) Reset(m *partition.Machine) error {
+	if g.files == nil {
+		return fmt.Errorf("partition %s: storage reset after open (state transfer is not bound yet)", g.p.dir)
+	}
+	descriptorNext, descriptorPurge := m.NextOffset(), m.PurgeGeneration()
+	if err := m.Restore(g.files); err != nil {
+		return fmt.Errorf("partition %s: restore the recovered state: %w", g.p.dir, err)
+	}
+	switch {
+	case !g.p.persisted:
+		// A replicated topic's descriptor may name flushed messages that
+		// were never synced: a power loss takes them, as its durability
+		// allows; the partition superblock's synced frontier (checked by
+		// the log's recovery) is what must survive.
+	case m.PurgeGeneration() < descriptorPurge:
+		g.p.fence(fmt.Errorf("%s: the checkpoint records purge %d, the files purge %d: missing history", g.p.dir, descriptorPurge, m.PurgeGeneration()))
+	case m.PurgeGeneration() == descriptorPurge && m.NextOffset() < descriptorNext:
+		g.p.fence(fmt.Errorf("%s: the checkpoint records messages up to offset %d, the segments end at %d: missing history", g.p.dir, descriptorNext, m.NextOffset()))
+	}
+	return nil
+}
+
+// BeforeApply implements group.Observer: the test hook.
+func (g *vsrGroup) BeforeApply(op, timestamp uint64, operation uint8, body []byte) {
+	g.reserveQueued(operation, body)
+	if observe := g.p.s.partitionOpObserver.Load(); observe != nil {
+		(*observe)(g.p, op, timestamp, operation, body)
+	}
+}
+
+// reserveQueued reserves the offsets of a send applied later than it was
+// submitted (held in the replica's request queue while the journal window
+// waited for a checkpoint): submit checked the reservation against the
+// machine as it was then.
+func (g *vsrGroup) reserveQueued(operation uint8, body []byte) {
+	p := g.p
+	if operation != partition.OperationSendMessages || len(body) < partition.EnvelopeSize+wire.BatchHeaderSize {
+		return
+	}
+	if n := uint64(wire.BatchView(body[partition.EnvelopeSize:]).MessageCount()); p.machine.NextOffset()+n > p.log.Reserved() {
+		if err := p.reserveOffsets(n); err != nil {
+			p.fence(err)
+		}
+	}
+}
+
+// AfterApply implements group.Observer: metrics and counters.
+func (g *vsrGroup) AfterApply(_ uint64, operation uint8, body []byte, code wire.ErrorCode) {
+	if operation == partition.OperationSendMessages && code == wire.ErrorCodeOK {
+		g.p.countSent(body[partition.EnvelopeSize:])
+	}
+	g.p.publishCounters()
+}
+
+// close answers every waiter still pending and closes consensus.vsr.
+func (g *vsrGroup) close() error {
+	for req, done := range g.waiting {
+		delete(g.waiting, req)
+		done.complete(applied{status: wire.ErrTransientNotCommitted})
+	}
+	return g.storage.close()
+}
+
+// noPeers is the network of a group of one.
+type noPeers struct{}
+
+func (noPeers) SendToReplica(uint8, *vsr.Message) {}
+
+// serverClock is the server's clock as vsr.Clock.
+type serverClock struct{ s *Server }
+
+func (c serverClock) RealtimeMicros() uint64 { return c.s.nowMicros() }
+
+// vsrFileStorage is vsr.Storage over consensus.vsr: a header sector, then
+// the superblock zone, then the checkpoint zone. IO runs in place on the
+// owning shard (a few sectors per checkpoint; a sync on the shard's ring
+// when it has one); every completion runs after the submitting call.
+type vsrFileStorage struct {
+	g                    *vsrGroup
+	file                 storage.File
+	name                 string
+	superblock, checkpnt uint64
+}
+
+// openVSRFileStorage opens (or creates) consensus.vsr and checks its
+// header: a file of another version is refused, naming file and version.
+func openVSRFileStorage(g *vsrGroup, name string, superblock, checkpoint uint64) (*vsrFileStorage, error) {
+	fs := g.p.fs
+	f, err := fs.OpenReadWrite(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	s := &vsrFileStorage{g: g, file: f, name: name, superblock: superblock, checkpnt: checkpoint}
+	size, err := f.Size()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("size of %s: %w", name, err), f.Close())
+	}
+	if size == 0 {
+		hdr := encodeVSRFileHeader(superblock, checkpoint)
+		if _, err := f.WriteAt(hdr, 0); err != nil {
+			return nil, errors.Join(fmt.Errorf("write %s: %w", name, err), f.Close())
+		}
+		if err := f.Sync(); err != nil {
+			return nil, errors.Join(fmt.Errorf("sync %s: %w", name, err), f.Close())
+		}
+		if err := fs.SyncDir(path.Dir(name)); err != nil {
+			return nil, errors.Join(fmt.Errorf("sync the directory of %s: %w", name, err), f.Close())
+		}
+		return s, nil
+	}
+	hdr := make([]byte, vsrFileHeaderSize)
+	if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
+	}
+	if err := checkVSRFileHeader(hdr, superblock, checkpoint); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
+	}
+	return s, nil
+}
+
+// encodeVSRFileHeader lays out the header sector: magic, version, the
+// zone sizes and a checksum of the first 56 bytes.
+func encodeVSRFileHeader(superblock, checkpoint uint64) []byte {
+	hdr := make([]byte, vsrFileHeaderSize)
+	copy(hdr, vsrFileMagic)
+	binary.LittleEndian.PutUint16(hdr[4:], vsrFileVersion)
+	binary.LittleEndian.PutUint64(hdr[8:], superblock)
+	binary.LittleEndian.PutUint64(hdr[16:], checkpoint)
+	binary.LittleEndian.PutUint64(hdr[56:], xxh3.Hash(hdr[:56]))
+	return hdr
+}
+
+func checkVSRFileHeader(hdr []byte, superblock, checkpoint uint64) error {
+	if string(hdr[:4]) != vsrFileMagic || binary.LittleEndian.Uint64(hdr[56:]) != xxh3.Hash(hdr[:56]) {
+		return fmt.Errorf("%w: not a consensus file (bad magic or header checksum)", errVSRFormat)
+	}
+	if v := binary.LittleEndian.Uint16(hdr[4:]); v != vsrFileVersion {
+		return fmt.Errorf("%w: format version %d, this build reads version %d (no migration: recreate the data directory)", errVSRFormat, v, vsrFileVersion)
+	}
+	if sb, cp := binary.LittleEndian.Uint64(hdr[8:]), binary.LittleEndian.Uint64(hdr[16:]); sb != superblock || cp != checkpoint {
+		return fmt.Errorf("%w: zones of %d and %d bytes, this build uses %d and %d", errVSRFormat, sb, cp, superblock, checkpoint)
+	}
+	return nil
+}
+
+// at maps a zone offset to a file offset.
+func (s *vsrFileStorage) at(z vsr.Zone, offset uint64, n int) (int64, error) {
+	base, size := uint64(vsrFileHeaderSize), uint64(0)
+	switch z {
+	case vsr.ZoneSuperblock:
+		size = s.superblock
+	case vsr.ZoneCheckpoint:
+		base, size = base+s.superblock, s.checkpnt
+	}
+	if offset+uint64(n) > size {
+		return 0, fmt.Errorf("%s: zone %d offset %d length %d beyond %d", s.name, z, offset, n, size)
+	}
+	return int64(base + offset), nil
+}
+
+// ZoneSize implements vsr.Storage: no journal zones (a group of one).
+func (s *vsrFileStorage) ZoneSize(z vsr.Zone) uint64 {
+	switch z {
+	case vsr.ZoneSuperblock:
+		return s.superblock
+	case vsr.ZoneCheckpoint:
+		return s.checkpnt
+	}
+	return 0
+}
+
+// Read implements vsr.Storage; bytes past the end of the file read as
+// zeros (a zone never written).
+func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) {
+	at, err := s.at(z, offset, len(buf))
+	if err == nil {
+		var n int
+		n, err = s.file.ReadAt(buf, at)
+		if errors.Is(err, io.EOF) {
+			clear(buf[n:])
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("read %s: %w", s.name, err)
+		}
+	}
+	s.g.later(func() { done(err) })
+}
+
+// Write implements vsr.Storage.
+func (s *vsrFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done func(error)) {
+	at, err := s.at(z, offset, len(data))
+	if err == nil {
+		if _, err = s.file.WriteAt(data, at); err != nil {
+			err = fmt.Errorf("write %s: %w", s.name, err)
+		}
+	}
+	s.g.later(func() { done(err) })
+}
+
+// Sync implements vsr.Storage: on the owner's ring when it has one (the
+// shard goes on serving), else in place.
+func (s *vsrFileStorage) Sync(done func(error)) {
+	g := s.g
+	if af, ok := s.file.(asyncSyncer); ok && g.p.async != nil && g.opened {
+		if err := af.SyncAsync(func(err error) {
+			g.later(func() {
+				g.enter()
+				done(wrapSync(s.name, err))
+				g.leave()
+			})
+		}); err == nil {
+			return
+		}
+	}
+	err := wrapSync(s.name, s.file.Sync())
+	g.later(func() { done(err) })
+}
+
+func wrapSync(name string, err error) error {
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *vsrFileStorage) close() error {
+	if err := s.file.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// logGroupFailure logs the host's first failure to carry out a committed
+// operation, once, and fences the partition.
+func (g *vsrGroup) logGroupFailure() {
+	if err := g.host.Err(); err != nil && g.p.fenced == nil {
+		g.p.s.log.Error("a committed partition operation failed locally; the partition is fenced", zap.String("dir", g.p.dir), zap.Error(err))
+		g.p.fence(err)
+	}
+}

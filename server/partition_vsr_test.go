@@ -1,0 +1,59 @@
+package server_test
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/stratabroker/strata/client"
+)
+
+// TestVSROlderConsensusFileRefusedAtBoot: every partition keeps its
+// consensus group's consensus.vsr (storage/FORMATS.md); a data directory
+// whose file is of another format version is refused at boot with an
+// error naming the file and its version, not opened as an empty or
+// reformatted group.
+func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir)
+	c := ts.connect()
+	if _, err := c.CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx(t), client.ID(0), "t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0), []client.Message{{Payload: []byte("kept")}}); err != nil {
+		t.Fatal(err)
+	}
+	ts.stop()
+
+	name := filepath.Join(partitionPath(dir, 0, 0, 0), "consensus.vsr")
+	image, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("the partition has no consensus file: %v", err)
+	}
+	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 1 {
+		t.Fatalf("consensus.vsr header %q version %d", image[:4], binary.LittleEndian.Uint16(image[4:]))
+	}
+	// The file an older build would have written: version 0, a valid
+	// header checksum.
+	binary.LittleEndian.PutUint16(image[4:], 0)
+	binary.LittleEndian.PutUint64(image[56:], xxh3.Hash(image[:56]))
+	if err := os.WriteFile(name, image, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newServerErr(t, dir)
+	if err == nil {
+		t.Fatal("a data directory with a consensus file of version 0 was opened")
+	}
+	for _, want := range []string{"consensus.vsr", "format version 0", "reads version 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("boot error %q does not say %q", err, want)
+		}
+	}
+}
