@@ -30,6 +30,7 @@ func (r *Replica) Open(done func(err error)) {
 		r.sb.durable = s
 		r.view = s.View
 		r.logView = s.LogView
+		r.logViewLost = s.LogViewLost
 		r.checkpointOp = s.CheckpointOp
 		r.checkpointHeader = s.CheckpointHeader
 		r.checkpointArea = s.CheckpointArea
@@ -389,7 +390,7 @@ func (r *Replica) resume() {
 		r.logView = r.view
 		r.enterNormal()
 		r.afterLogChange()
-	case !r.persisted() || r.journalDamaged:
+	case !r.persisted() || r.journalDamaged || r.logViewLost:
 		r.startRecovery()
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal

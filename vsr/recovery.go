@@ -117,6 +117,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	// not act in an older view, so it never goes back below it.
 	promised := r.view
 	r.view = max(latest, promised)
+	r.logViewLost = false // the superblock clears it once the log is recorded (logViewRecorded)
 	r.logView = from.LogView
 	r.logViewHead = r.chainHead(headers, from.Op)
 	r.installChain(headers, from.Op)
