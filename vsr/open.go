@@ -391,7 +391,9 @@ func (r *Replica) resume() {
 		r.enterNormal()
 		r.afterLogChange()
 	case !r.persisted() || r.journalDamaged || r.logViewLost:
-		r.startRecovery()
+		// A persisted replica read its view promise from its superblock; one
+		// in memory mode lost it with the rest.
+		r.startRecovery(r.persisted())
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal
 		r.enterNormal()

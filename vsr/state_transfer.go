@@ -323,7 +323,7 @@ func (r *Replica) finishTransfer(data []byte) {
 		if r.persisted() && !r.sb.durable.LogViewLost {
 			r.requestSuperblock()
 		}
-		r.startRecovery()
+		r.startRecovery(true) // running on, it kept its view promise
 		return
 	}
 	r.repair()

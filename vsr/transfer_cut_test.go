@@ -2,17 +2,12 @@ package vsr
 
 import "testing"
 
-// TestTransferredCheckpointCutsLogView: a backup acks ops n to n+2 in
-// view 0 that never commit (the primary's disk stalls), then installs a
-// transferred checkpoint at op n+1 of another history, as a replica that
-// cannot take a later view's StartView does (syncTo). The transfer keeps
-// above the checkpoint only the ops that chain to it, so the log ends at
-// op n+1, below op n+2 acked in log view 0 (seed 655: replica 2 voted for
-// view 52 with log view 27 ending at op 22, below its ack of op 24). The
-// superblock that makes such a checkpoint durable records that the log of
-// the log view is lost, and the replica, then and after a restart,
-// recovers a view's log from its peers instead of voting with that log.
-func TestTransferredCheckpointCutsLogView(t *testing.T) {
+// cutTransfer runs TestTransferredCheckpointCutsLogView's history up to
+// r2's cutting transfer: r2 acked ops up to the op it returns in view 0,
+// then installed r1's checkpoint of another history below it and entered
+// recovery; r1 is the primary of view 1 with r0, and r2 is cut off.
+func cutTransfer(t *testing.T) (*testCluster, uint64) {
+	t.Helper()
 	cfg := DefaultConfig(7, 3, 0)
 	cfg.JournalSlots = 64
 	cfg.PipelinePrepareMax = 4
@@ -84,9 +79,24 @@ func TestTransferredCheckpointCutsLogView(t *testing.T) {
 		t.Fatalf("r2's transferred checkpoint cut its log of log view 0 below its ack of op %d and it runs on: superblock log view %d lost=%v, %s in view %d",
 			acked, r2.sb.durable.LogView, r2.sb.durable.LogViewLost, r2.Status(), r2.View())
 	}
+	return c, acked
+}
+
+// TestTransferredCheckpointCutsLogView: a backup acks ops n to n+2 in
+// view 0 that never commit (the primary's disk stalls), then installs a
+// transferred checkpoint at op n+1 of another history, as a replica that
+// cannot take a later view's StartView does (syncTo). The transfer keeps
+// above the checkpoint only the ops that chain to it, so the log ends at
+// op n+1, below op n+2 acked in log view 0 (seed 655: replica 2 voted for
+// view 52 with log view 27 ending at op 22, below its ack of op 24). The
+// superblock that makes such a checkpoint durable records that the log of
+// the log view is lost, and the replica, then and after a restart,
+// recovers a view's log from its peers instead of voting with that log.
+func TestTransferredCheckpointCutsLogView(t *testing.T) {
+	c, acked := cutTransfer(t)
 	c.crash(2)
 	c.start(2)
-	r2 = c.nodes[2].replica
+	r2 := c.nodes[2].replica
 	if r2.LogView() == 0 && r2.OpNumber() < acked && r2.Status() != StatusRecovering {
 		t.Fatalf("r2 restarted %s in log view 0 with a log ending at op %d below its ack of op %d", r2.Status(), r2.OpNumber(), acked)
 	}
@@ -109,6 +119,50 @@ func TestTransferredCheckpointCutsLogView(t *testing.T) {
 	}
 	if c.client(6).Busy() {
 		t.Fatalf("no progress after r2 recovered:\n%s", c.status())
+	}
+	c.checkAgreement()
+}
+
+// TestTransferCutRecoversFromPrimaryAlone: the replica whose log view a
+// transferred checkpoint cut recovers while the third replica is cut off,
+// from the answer of the primary of the latest view alone (seed 461 of the
+// narrowed setting: replica 0 stayed recovering to the end waiting for a
+// second answer from replica 2, isolated, while replica 1 ran normal as the
+// primary). With its own kept view promise, that answer and this replica
+// make a view-change quorum, which meets the quorum of every view that
+// started.
+func TestTransferCutRecoversFromPrimaryAlone(t *testing.T) {
+	c, acked := cutTransfer(t)
+	r1, r2 := c.nodes[1].replica, c.nodes[2].replica
+	if !r1.Primary() || r1.Status() != StatusNormal {
+		t.Fatalf("r1 is not the primary running normal:\n%s", c.status())
+	}
+	// r0 is cut off: r2 hears only from r1, the primary of view 1.
+	c.group = []int{2, 1, 1}
+	for ticks := 0; r2.Status() == StatusRecovering && ticks < 2000; ticks++ {
+		c.tick(1)
+	}
+	if r2.Status() != StatusNormal || r2.LogView() != r1.View() || r2.View() != r1.View() {
+		t.Fatalf("r2 did not recover from the primary alone:\n%s", c.status())
+	}
+	if r2.logViewLost {
+		t.Fatalf("r2 recovered into view %d but still marks its log view lost", r2.View())
+	}
+	// The primary commits with r2's acks alone: r2 rejoined as a backup.
+	if err := c.client(6).Submit(OperationUserMin, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	for ticks := 0; c.client(6).Busy() && ticks < 3000; ticks++ {
+		c.tick(1)
+	}
+	if c.client(6).Busy() {
+		t.Fatalf("no progress with r0 cut off after r2 recovered:\n%s", c.status())
+	}
+	for ticks := 0; r2.sb.durable.LogViewLost && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	if r2.sb.durable.LogViewLost || r2.OpNumber() <= acked {
+		t.Fatalf("r2's superblock still marks its log view lost (%v), or its log ends at op %d, not above op %d", r2.sb.durable.LogViewLost, r2.OpNumber(), acked)
 	}
 	c.checkAgreement()
 }
