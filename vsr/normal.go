@@ -411,6 +411,12 @@ func (r *Replica) prepareReady(op, recorded uint64) bool {
 	if e == nil || e.prepare == nil {
 		return false
 	}
+	if r.transfer.installing {
+		// A transferred checkpoint is on its way: the superblock that makes
+		// it durable judged, when its state was taken, whether it cuts the
+		// log (superblockSnapshot); an op acked since could be cut unseen.
+		return false
+	}
 	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
 		return e.sealed && op <= recorded && r.sb.viewDurable(r.view, r.logView)
 	}

@@ -30,6 +30,7 @@ func (r *Replica) Open(done func(err error)) {
 		r.sb.durable = s
 		r.view = s.View
 		r.logView = s.LogView
+		r.logViewLost = s.LogViewLost
 		r.checkpointOp = s.CheckpointOp
 		r.checkpointHeader = s.CheckpointHeader
 		r.checkpointArea = s.CheckpointArea
@@ -395,8 +396,10 @@ func (r *Replica) resume() {
 		r.logView = r.view
 		r.enterNormal()
 		r.afterLogChange()
-	case !r.persisted() || r.journalDamaged:
-		r.startRecovery()
+	case !r.persisted() || r.journalDamaged || r.logViewLost:
+		// A persisted replica read its view promise from its superblock; one
+		// in memory mode lost it with the rest.
+		r.startRecovery(r.persisted())
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal
 		r.enterNormal()

@@ -4,14 +4,21 @@ package vsr
 type recoveryState struct {
 	nonce     uint64
 	responses [ReplicaCountMax]*Message
+	// viewKept is set when r.view is still the replica's promise: at
+	// least every view it sent a DoViewChange in or ran normal in (a
+	// persisted replica reads it from its superblock, which records a
+	// view before it votes in it; a running one keeps it in memory). A
+	// replica restarted in memory mode has lost it.
+	viewKept bool
 }
 
 // startRecovery begins the VSR recovery protocol: the replica has lost its
 // in-memory prepares and may neither ack nor vote until a view-change
-// quorum of peers, including the primary of the latest view, answered.
-func (r *Replica) startRecovery() {
+// quorum of peers, including the primary of the latest view, answered
+// (or, when viewKept, one fewer: recoveryFromPrimary).
+func (r *Replica) startRecovery(viewKept bool) {
 	r.status = StatusRecovering
-	r.recovery = recoveryState{nonce: r.recovery.nonce + 1 + r.clock.RealtimeMicros()<<8 | uint64(r.cfg.ReplicaIndex)}
+	r.recovery = recoveryState{nonce: r.recovery.nonce + 1 + r.clock.RealtimeMicros()<<8 | uint64(r.cfg.ReplicaIndex), viewKept: viewKept}
 	r.timers.stopAll()
 	r.timers.recovery.start()
 	r.sendRecovery()
@@ -51,6 +58,22 @@ func (r *Replica) recoveryQuorum() int {
 	return min(r.viewChangeQuorum, int(r.cfg.ReplicaCount)-1)
 }
 
+// recoveryFromPrimary reports whether count responses, one fewer than a
+// view-change quorum, end recovery: with this replica they make one, so
+// they meet the quorum of every view that started. A replica that kept
+// its view promise (viewKept) knows every view it took part in; so when
+// the primary of the latest view any of them reports answered (from),
+// normal in that view, and that view is no older than the promise, no
+// later view started and the primary's log holds every committed op. A
+// view-change quorum of other replicas is more than a cluster of three
+// can give while one replica is down or cut off, and a replica that must
+// recover (a transferred checkpoint cut its log view, a damaged journal)
+// would otherwise wait for it however long the primary runs normally.
+func (r *Replica) recoveryFromPrimary(from *Message, latest uint64, count int) bool {
+	return r.recovery.viewKept && count >= r.viewChangeQuorum-1 &&
+		from != nil && latest >= r.view
+}
+
 func (r *Replica) onRecoveryResponse(m *Message) {
 	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce || m.Context.Hi > recoveryResponseViewChange {
 		return
@@ -66,13 +89,13 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			latest = max(latest, resp.View)
 		}
 	}
-	if count < r.recoveryQuorum() {
-		return
-	}
 	primary := r.primaryIndex(latest)
 	from := r.recovery.responses[primary]
 	if from != nil && (from.View != latest || from.Context.Hi == recoveryResponseViewChange) {
 		from = nil
+	}
+	if count < r.recoveryQuorum() && !r.recoveryFromPrimary(from, latest, count) {
+		return
 	}
 	if from == nil && count == int(r.cfg.ReplicaCount)-1 {
 		// Every other replica answered (the primary of the latest view is
@@ -117,6 +140,7 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	// not act in an older view, so it never goes back below it.
 	promised := r.view
 	r.view = max(latest, promised)
+	r.logViewLost = false // the superblock clears it once the log is recorded (logViewRecorded)
 	r.logView = from.LogView
 	r.logViewHead = r.chainHead(headers, from.Op)
 	r.installChain(headers, from.Op)

@@ -114,6 +114,15 @@ type Replica struct {
 	// journalDamaged is set at open when the journal shows a hole below
 	// records of later ops; the replica then runs the recovery protocol.
 	journalDamaged bool
+	// logViewLost is set when a transferred checkpoint cut the log of the
+	// replica's log view (finishTransfer): ops above the checkpoint that do
+	// not chain to it were dropped, and the replica may have acked them in
+	// that log view. Its log no longer holds what it acknowledged there, so
+	// it must not vote (DoViewChange) with that log view: it recovers a
+	// view's log from its peers (startRecovery), which clears the flag. The
+	// superblock records the flag (superblockState.LogViewLost), so that a
+	// restart recovers too.
+	logViewLost bool
 	// logViewHead is the head (op and checksum) the log of the log view
 	// started at when the replica took it; the journal records of changes
 	// name it (changeTag). journalLogView is, at open, the newest such tag

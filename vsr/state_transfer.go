@@ -338,6 +338,33 @@ func (r *Replica) finishTransfer(data []byte) {
 		}
 	}
 	// Above the checkpoint the log keeps the ops that chain to it.
+	cut := r.transferCuts(&h)
+	r.truncate(r.transferHead(&h))
+	r.op = max(r.op, h.Op)
+	if r.commitMin != r.checkpointOp || r.op > r.opPrepareMax() {
+		panic(fmt.Sprintf("vsr: transferred checkpoint %d left commit %d, checkpoint %d, op %d", h.Op, r.commitMin, r.checkpointOp, r.op))
+	}
+	r.assertLogChain()
+	if cut {
+		// The log of the log view lost ops this replica may have acked
+		// there: it may not vote with it (logViewLost) and takes a view's
+		// log from its peers instead. The superblock that made the
+		// checkpoint durable recorded the flag (superblockSnapshot).
+		r.logViewLost = true
+		if r.persisted() && !r.sb.durable.LogViewLost {
+			r.requestSuperblock()
+		}
+		r.startRecovery(true) // running on, it kept its view promise
+		return
+	}
+	r.repair()
+	r.afterLogChange()
+}
+
+// transferHead returns the op the log ends at once the transferred
+// checkpoint h is installed: the highest op above h that chains to it
+// through the log, or h's op.
+func (r *Replica) transferHead(h *Header) uint64 {
 	head, parent := h.Op, h.Checksum
 	for head < r.op {
 		e := r.log.at(head + 1)
@@ -346,12 +373,14 @@ func (r *Replica) finishTransfer(data []byte) {
 		}
 		head, parent = head+1, e.header.Checksum
 	}
-	r.truncate(head)
-	r.op = max(r.op, h.Op)
-	if r.commitMin != r.checkpointOp || r.op > r.opPrepareMax() {
-		panic(fmt.Sprintf("vsr: transferred checkpoint %d left commit %d, checkpoint %d, op %d", h.Op, r.commitMin, r.checkpointOp, r.op))
-	}
-	r.assertLogChain()
-	r.repair()
-	r.afterLogChange()
+	return head
+}
+
+// transferCuts reports whether installing the transferred checkpoint h
+// drops ops of the log above h's op: ops that do not chain to h, which
+// this replica may have acked in its log view (they were never committed,
+// or they would chain to a committed checkpoint). A replica whose log view
+// was cut that way no longer holds what it acked there (logViewLost).
+func (r *Replica) transferCuts(h *Header) bool {
+	return r.op > h.Op && r.transferHead(h) < r.op
 }

@@ -40,7 +40,15 @@ type superblockState struct {
 	CheckpointSize     uint64
 	CheckpointChecksum Uint128
 	CheckpointHeader   Header
+	// LogViewLost records that the journal may not hold the log of LogView
+	// up to every op the replica acknowledged in it: a transferred
+	// checkpoint cut that log (Replica.logViewLost). A replica that opens
+	// with it set recovers its log from peers instead of voting with it.
+	LogViewLost bool
 }
+
+// superblockFlagLogViewLost is the bit of the flags byte for LogViewLost.
+const superblockFlagLogViewLost = 1
 
 // encodeSuperblock writes s into a full sector.
 func encodeSuperblock(s *superblockState, sector []byte) {
@@ -51,6 +59,9 @@ func encodeSuperblock(s *superblockState, sector []byte) {
 	sector[6] = s.ReplicaCount
 	sector[7] = s.ReplicaIndex
 	sector[8] = s.CheckpointArea
+	if s.LogViewLost {
+		sector[9] |= superblockFlagLogViewLost
+	}
 	le.PutUint64(sector[16:], s.Sequence)
 	le.PutUint64(sector[24:], s.Cluster)
 	le.PutUint64(sector[32:], s.View)
@@ -81,6 +92,7 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 	s.ReplicaCount = sector[6]
 	s.ReplicaIndex = sector[7]
 	s.CheckpointArea = sector[8]
+	s.LogViewLost = sector[9]&superblockFlagLogViewLost != 0
 	s.Sequence = le.Uint64(sector[16:])
 	s.Cluster = le.Uint64(sector[24:])
 	s.View = le.Uint64(sector[32:])
@@ -93,7 +105,7 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 	if err := s.CheckpointHeader.Decode(sector[96:]); err != nil {
 		return s, fmt.Errorf("%w: checkpoint header: %w", ErrSuperblock, err)
 	}
-	if s.LogView > s.View || s.CheckpointArea > 1 || s.CheckpointHeader.Op != s.CheckpointOp {
+	if s.LogView > s.View || s.CheckpointArea > 1 || s.CheckpointHeader.Op != s.CheckpointOp || sector[9]&^superblockFlagLogViewLost != 0 {
 		return s, fmt.Errorf("%w: inconsistent fields", ErrSuperblock)
 	}
 	return s, nil
@@ -155,6 +167,7 @@ func (r *Replica) superblockSnapshot() superblockState {
 		CheckpointSize:     r.checkpointSize,
 		CheckpointChecksum: r.checkpointChecksum,
 		CheckpointHeader:   r.checkpointHeader,
+		LogViewLost:        r.logViewLost,
 	}
 	if r.checkpointSize == 0 {
 		s.CheckpointChecksum = Uint128{}
@@ -165,6 +178,12 @@ func (r *Replica) superblockSnapshot() superblockState {
 		s.CheckpointSize = uint64(len(c.data))
 		s.CheckpointChecksum = c.checksum
 		s.CheckpointHeader = c.header
+		// A transferred checkpoint that cuts the log of the log view takes
+		// effect with this superblock: the journal then no longer holds
+		// that log from the new checkpoint, so the same write records it.
+		if c.transferred && r.transferCuts(&c.header) {
+			s.LogViewLost = true
+		}
 	}
 	return s
 }
@@ -201,7 +220,7 @@ func (r *Replica) requestSuperblock() {
 // replica's log view, as far as a superblock that makes the log view
 // durable needs (persisted mode): every op up to logViewOp.
 func (r *Replica) logViewRecorded() bool {
-	if !r.persisted() || r.logView == r.sb.durable.LogView {
+	if !r.persisted() || (r.logView == r.sb.durable.LogView && (r.logViewLost || !r.sb.durable.LogViewLost)) {
 		return true
 	}
 	return r.recordedHead() >= min(r.sb.logViewOp, r.op)

@@ -76,6 +76,11 @@ func (r *Replica) maybeSendDoViewChange() {
 	if bitCount(r.viewChange.svcFrom) < r.viewChangeQuorum {
 		return
 	}
+	if r.logViewLost {
+		// The log no longer holds what this replica acked in its log view
+		// (a transferred checkpoint cut it): it recovers, never votes.
+		panic(fmt.Sprintf("vsr: DoViewChange for view %d with the log of log view %d lost", r.view, r.logView))
+	}
 	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) && !r.cfg.Bugs.Has(BugVoteBeforeDurableView) {
 		r.requestSuperblock()
 		return
