@@ -14,8 +14,12 @@ func (sc *Scenario) ScenarioParams() Params {
 	var p Params
 	if sc.Swarm {
 		p = DrawParams(sc.Seed)
+		p.Workload = WorkloadKV // `workload broker` asks for the broker draw
 	} else {
 		p = QuietParams(sc.Seed, sc.ReplicaCount, sc.ClientCount, sc.Durability)
+	}
+	if sc.Workload != nil && *sc.Workload == WorkloadBroker {
+		p.UseBroker()
 	}
 	for _, s := range sc.Sets {
 		paramSetters[s.Name](&p, s.Value)
@@ -58,6 +62,9 @@ func RunScenario(sc *Scenario, verbose io.Writer) (*Result, error) {
 		return nil, err
 	}
 	var failures []string
+	if params := sc.ScenarioParams(); params.Workload == WorkloadBroker {
+		return runBrokerScenario(sc, params, bugs, verbose)
+	}
 	res := runScript(Options{Params: sc.ScenarioParams(), Bugs: bugs, Verbose: verbose}, func(c *Cluster, res *Result) error {
 		for _, st := range sc.Steps {
 			if c.violation != nil {

@@ -37,3 +37,18 @@ func (r *Replica) LogChain() []Header {
 	}
 	return out
 }
+
+// Prepared returns the prepare this replica's log holds at op, committed
+// or not (an uncommitted one may still be truncated by a view change): for
+// the simulator's planted bug of a read past the commit frontier, and for
+// inspection. The body is the log's; the caller must not modify it.
+func (r *Replica) Prepared(op uint64) (CommittedEntry, bool) {
+	if op == 0 || op > r.op {
+		return CommittedEntry{}, false
+	}
+	p := r.log.prepare(op)
+	if p == nil {
+		return CommittedEntry{}, false
+	}
+	return CommittedEntry{Op: op, Operation: p.Operation, Checksum: p.Checksum, Body: p.Body}, true
+}
