@@ -174,6 +174,9 @@ type brokerWorld struct {
 	traceMessages bool
 	// finalLogs[g] is the log the durability check read (ids by offset).
 	finalLogs [][]uint64
+	// inputNode and inputGroup name the host handling the current input
+	// (for a panic's report).
+	inputNode, inputGroup int
 	// commitMax[g] is the highest op any replica of group g committed.
 	commitMax []uint64
 	// logicalByID maps a logical send's first message id to its index.
@@ -189,7 +192,11 @@ func runBroker(opts Options, script func(w *brokerWorld) error) (res *Result) {
 	var w *brokerWorld
 	defer func() {
 		if v := recover(); v != nil {
-			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "panic", Detail: fmt.Sprintf("%v\n%s", v, debug.Stack())}
+			where := ""
+			if w != nil {
+				where = fmt.Sprintf("node %d group %d: ", w.inputNode, w.inputGroup)
+			}
+			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "panic", Detail: fmt.Sprintf("%s%v\n%s", where, v, debug.Stack())}
 			if w != nil {
 				w.fill(res)
 			}
@@ -442,6 +449,7 @@ func (w *brokerWorld) Tick() {
 	}
 	for i, node := range w.nodes {
 		for g := 0; g < w.groups && node.up; g++ {
+			w.inputNode, w.inputGroup = i, g
 			node.storages[g].Tick(w.now)
 			w.afterInput()
 		}
@@ -452,6 +460,7 @@ func (w *brokerWorld) Tick() {
 	for i, node := range w.nodes {
 		for g := 0; g < w.groups && node.up; g++ {
 			h := node.hosts[g]
+			w.inputNode, w.inputGroup = i, g
 			h.Tick()
 			w.afterInput()
 			if !node.up {
@@ -654,6 +663,7 @@ func (w *brokerWorld) deliver(from, to int, p *brokerPacket, corrupted bool) {
 		return // a corrupted group id: no host of it here
 	}
 	h := node.hosts[g]
+	w.inputNode, w.inputGroup = to, g
 	if corrupted {
 		w.deliverCorrupted(to, g, h, p.msg)
 		return
@@ -698,6 +708,7 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	}
 	node.lastRequest[req.client] = req.request
 	h := node.hosts[req.group]
+	w.inputNode, w.inputGroup = i, req.group
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
 	switch req.op {
 	case brokerSend:
@@ -901,6 +912,9 @@ func (w *brokerWorld) Liveness() {
 		cl.stopped = true
 		if cl.call != nil && (cl.call.op == brokerPoll || cl.call.op == brokerReadOffset) {
 			cl.call = nil // a read changed nothing: it need not finish
+		}
+		if cl.call != nil {
+			cl.call.timeout = uint64(w.params.RequestTimeoutTicks) // the network healed: no backoff
 		}
 	}
 	w.core = core

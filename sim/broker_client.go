@@ -86,7 +86,15 @@ type brokerCall struct {
 	sentTick  uint64
 	firstTick uint64
 	retryAt   uint64 // waiting to retry (0: in flight)
+	// timeout is how long this invocation waits for an answer: it doubles
+	// with every timeout of the call (up to brokerTimeoutBackoffMax times
+	// the drawn timeout), so that retries of an at-least-once send do not
+	// pile up in a slow primary's queue faster than it commits them.
+	timeout uint64
 }
+
+// brokerTimeoutBackoffMax bounds a call's timeout backoff.
+const brokerTimeoutBackoffMax = 4
 
 // brokerClient is a simulated broker client: one operation at a time on
 // a drawn group, sent to the node it believes is the group's primary,
@@ -130,9 +138,10 @@ func (c *brokerClient) tick() {
 			if w.now >= call.retryAt {
 				c.invoke()
 			}
-		case w.now-call.sentTick > uint64(w.params.RequestTimeoutTicks):
+		case w.now-call.sentTick > call.timeout:
 			// The outcome stays unknown (the entry stays open); ask
-			// another node.
+			// another node, and wait longer.
+			call.timeout = min(2*call.timeout, brokerTimeoutBackoffMax*uint64(w.params.RequestTimeoutTicks))
 			c.retries++
 			c.target[call.group] = (c.target[call.group] + 1) % w.n
 			c.invoke()
@@ -144,7 +153,7 @@ func (c *brokerClient) tick() {
 	}
 	c.started++
 	g := c.prng.IntN(w.groups)
-	call := &brokerCall{group: g, firstTick: w.now}
+	call := &brokerCall{group: g, firstTick: w.now, timeout: uint64(w.params.RequestTimeoutTicks)}
 	switch x := c.prng.IntN(100); {
 	case x < 50:
 		call.op = brokerSend

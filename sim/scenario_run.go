@@ -223,6 +223,9 @@ func FailureScenario(res *Result, bugNames []string) string {
 	}
 	fmt.Fprintf(&b, "# %s\n", detail)
 	fmt.Fprintf(&b, "# trace_hash=%016x (reproduce: strata-sim run --seed %d", res.TraceHash, p.Seed)
+	if p.Workload == WorkloadBroker {
+		fmt.Fprintf(&b, " --workload broker")
+	}
 	for _, n := range bugNames {
 		fmt.Fprintf(&b, " --bug %s", n)
 	}

@@ -538,3 +538,80 @@ func mustBatch(t *testing.T, firstID uint64, n int) []byte {
 	b, _ := batch(t, firstID, n)
 	return b
 }
+
+// TestReplicatedSingletonRestartsFromItsCheckpoint restarts a singleton
+// partition group in replicated mode whose superblock recorded a commit
+// number beyond its checkpoint (ops committed while the checkpoint was
+// written): the ops above the checkpoint were in memory only, so the
+// replica resumes from the checkpoint and serves again. It used to come up
+// as a normal primary with a commit number past its op (the simulator's
+// broker workload, seed 225).
+func TestReplicatedSingletonRestartsFromItsCheckpoint(t *testing.T) {
+	cfg := testConfig(1, 0, vsr.Replicated)
+	cfg.Replica.CheckpointIntervalOps = 2
+	c := newCluster(t, cfg, false)
+	h := c.Nodes[0].Host
+	client := vsr.Uint128{Lo: 9, Hi: 1}
+	for req := uint64(1); req <= 12; req++ {
+		h.Submit(client, req, partition.OperationSendMessages, partition.EncodeSendMessages(partition.Envelope{}, mustBatch(t, req, 1)))
+		if req%3 == 0 {
+			c.PumpIO()
+		}
+	}
+	c.PumpIO()
+	r := h.Replica()
+	if r.CheckpointOp() == 0 || r.CheckpointOp() >= r.CommitNumber() {
+		t.Fatalf("want a checkpoint below the commit: checkpoint %d commit %d", r.CheckpointOp(), r.CommitNumber())
+	}
+	c.Crash(0)
+	if err := c.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick(5)
+	r = c.Nodes[0].Host.Replica()
+	if r.Status() != vsr.StatusNormal || r.CommitNumber() != r.CommitMax() || r.CommitMax() > r.OpNumber() {
+		t.Fatalf("after restart: %s", c.Status())
+	}
+	c.TakeReplies()
+	c.Nodes[0].Host.Submit(client, 100, partition.OperationSendMessages, partition.EncodeSendMessages(partition.Envelope{}, mustBatch(t, 100, 1)))
+	c.PumpIO()
+	if got := c.TakeReplies(); len(got) != 1 || got[0].Code != wire.ErrorCodeOK {
+		t.Fatalf("send after restart: %+v\n%s", got, c.Status())
+	}
+}
+
+// TestRestoreOverMissingSegmentsFences installs a peer's checkpoint on a
+// replica whose segments cannot be made to match it: the restore stands
+// (the replica's checkpoint and commit agree with the machine) and the
+// partition is fenced through Host.Err, while the group keeps committing.
+// The restore used to fail after the machine had taken the checkpoint, so
+// vsr kept its old commit under a machine that had moved (the simulator's
+// broker workload, seed 52: checkpoint ahead of commit).
+func TestRestoreOverMissingSegmentsFences(t *testing.T) {
+	cfg := testConfig(3, 0, vsr.Replicated)
+	cfg.Replica.JournalSlots = 16
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	w.sendCommitted(2)
+	c.Crash(1)
+	for range 40 {
+		w.sendCommitted(2)
+	}
+	missing := errors.New("segments lack the checkpoint's history")
+	c.Nodes[1].Segments.FailRestore = missing
+	if err := c.Start(1); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick(300)
+	r := c.Nodes[1].Host.Replica()
+	if r.CheckpointOp() == 0 || r.CommitNumber() < r.CheckpointOp() {
+		t.Fatalf("replica 1: checkpoint %d commit %d\n%s", r.CheckpointOp(), r.CommitNumber(), c.Status())
+	}
+	if err := c.Nodes[1].Host.Err(); !errors.Is(err, missing) {
+		t.Fatalf("replica 1 not fenced: Err() = %v", err)
+	}
+	if v := c.Nodes[1].Host.View(); v.LastOp() != r.CommitNumber() {
+		t.Fatalf("replica 1's machine at op %d, its commit %d", v.LastOp(), r.CommitNumber())
+	}
+	w.sendCommitted(2)
+}

@@ -136,6 +136,9 @@ type Segments struct {
 	Resets int
 	// FailNext, when set, fails the next effect with it (a disk error).
 	FailNext error
+	// FailRestore, when set, fails every Reset to a machine that holds
+	// messages (a restored checkpoint whose history the segments lack).
+	FailRestore error
 }
 
 // CarryOut implements group.Effects.
@@ -205,6 +208,9 @@ func (s *Segments) setOffset(key partition.ConsumerKey, offset uint64, stored bo
 // Reset implements group.Effects: the segments keep what m holds flushed.
 func (s *Segments) Reset(m *partition.Machine) error {
 	s.Resets++
+	if s.FailRestore != nil && m.NextOffset() > 0 {
+		return s.FailRestore
+	}
 	frontier := m.NextOffset()
 	if first, ok := m.FirstUnflushedOffset(); ok {
 		frontier = first
