@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -19,18 +20,38 @@ const (
 // brokerTune forces the broker workload on drawn parameters.
 func brokerTune(p *Params) { p.UseBroker() }
 
+// brokerSwarmCount is the broker swarm's size (smaller with -short).
+func brokerSwarmCount() uint64 {
+	if testing.Short() {
+		return 20
+	}
+	return brokerSwarmSeeds
+}
+
+var (
+	brokerCleanOnce    sync.Once
+	brokerClean        []*Result
+	brokerCleanElapsed time.Duration
+)
+
+// brokerCleanRun runs the broker swarm without planted bugs once for the
+// tests that need it.
+func brokerCleanRun() ([]*Result, time.Duration) {
+	brokerCleanOnce.Do(func() {
+		start := time.Now()
+		brokerClean = runSwarm(brokerSwarmFirst, brokerSwarmCount(), 0, false, brokerTune)
+		brokerCleanElapsed = time.Since(start)
+	})
+	return brokerClean, brokerCleanElapsed
+}
+
 // TestBrokerSwarm runs the real partition machine through the real group
 // host under every drawn fault: every seed passes, and the workload did
 // what it is there for (acknowledged sends, polls that returned messages,
 // faults).
 func TestBrokerSwarm(t *testing.T) {
-	count := uint64(brokerSwarmSeeds)
-	if testing.Short() {
-		count = 20
-	}
-	start := time.Now()
-	results := runSwarm(brokerSwarmFirst, count, 0, false, brokerTune)
-	elapsed := time.Since(start)
+	count := brokerSwarmCount()
+	results, elapsed := brokerCleanRun()
 	var acked, polls, crashes, groups, waived int
 	for _, res := range results {
 		if res.Outcome.Kind != OutcomeOK {
@@ -86,12 +107,9 @@ var brokerBugs = []vsr.BugSet{vsr.BugPollPastCommit}
 // the broker swarm: it fails in at least plantedBugRateMin of the seeds
 // (a failure counts only where the same seed passes without it).
 func TestBrokerPlantedBugsAreFound(t *testing.T) {
-	const first = 1
-	count := uint64(100)
-	if testing.Short() {
-		count = 30
-	}
-	clean := runSwarm(first, count, 0, false, brokerTune)
+	const first = brokerSwarmFirst
+	count := brokerSwarmCount()
+	clean, _ := brokerCleanRun()
 	for _, bug := range brokerBugs {
 		name := bugName(bug)
 		t.Run(name, func(t *testing.T) {
