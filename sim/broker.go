@@ -383,6 +383,10 @@ func (r brokerReplies) Deliver(reply group.Reply) {
 	}
 	if reply.Disposition != vsr.DispositionNone {
 		w.counters.Dispositions++
+	} else if reply.Op > 0 {
+		// A committed reply: the core must reach this op again even if
+		// the replica that committed it crashed before the next scan.
+		w.commitMax[r.group] = max(w.commitMax[r.group], reply.Op)
 	}
 	w.network.Send(w.now, r.node, w.n+int(i), &brokerPacket{rep: rep})
 }
@@ -1021,6 +1025,10 @@ func (w *brokerWorld) finish(res *Result) {
 			return
 		}
 		w.readFinalLogs()
+		if w.violation != nil {
+			res.Outcome = Outcome{Kind: OutcomeSafety, Checker: w.violationKind, Detail: w.violation.Error()}
+			return
+		}
 	}
 	if checker, err := w.check(); err != nil {
 		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: checker, Detail: err.Error()}
@@ -1054,7 +1062,14 @@ func (w *brokerWorld) readFinalLogs() {
 				return
 			}
 		}
-		_, ids := w.serveLog(p, g, 0, ^uint32(0))
+		offs, ids := w.serveLog(p, g, 0, ^uint32(0))
+		for k, off := range offs {
+			if off != uint64(k) {
+				w.failAs("durability", fmt.Errorf("group %d: node %d serves offset %d (message %x) as its message %d: its log has a hole below (first unflushed %s, flushed segments end at %d)",
+					g, p, off, ids[k], k, firstUnflushed(w.host(p, g).View()), w.nodes[p].segments[g].end()))
+				return
+			}
+		}
 		w.finalLogs[g] = ids
 		for _, i := range w.core {
 			if i == p || w.host(i, g).Err() != nil {
@@ -1075,6 +1090,13 @@ func (w *brokerWorld) readFinalLogs() {
 			}
 		}
 	}
+}
+
+func firstUnflushed(v interface{ FirstUnflushedOffset() (uint64, bool) }) string {
+	if off, ok := v.FirstUnflushedOffset(); ok {
+		return fmt.Sprint(off)
+	}
+	return "none"
 }
 
 func idAt(ids []uint64, off uint64) string {

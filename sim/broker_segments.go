@@ -123,9 +123,25 @@ func (s *simSegments) Reset(m *partition.Machine) error {
 	s.batches = kept
 	s.synced = min(s.synced, len(kept))
 	s.offsets = append(s.offsets[:0], m.StoredOffsets()...)
-	if end := s.end(); end < frontier && frontier > m.FirstOffset() {
+	// The segments must hold every flushed message, from the machine's
+	// first offset to its flush frontier, without a gap: a restart that
+	// lost some (a power loss of unsynced files) and kept later ones has a
+	// hole, not a shorter log.
+	next := m.FirstOffset()
+	for _, b := range s.batches {
+		v := batchView(b)
+		if end := v.BaseOffset() + uint64(v.MessageCount()); end <= next {
+			continue // below the first offset still held
+		}
+		if v.BaseOffset() != next {
+			return fmt.Errorf("%w: node %d group %d: segments hold offset %d after %d, the restored machine flushed up to %d",
+				ErrMissingHistory, s.node, s.group, v.BaseOffset(), next, frontier)
+		}
+		next = v.BaseOffset() + uint64(v.MessageCount())
+	}
+	if next < frontier {
 		return fmt.Errorf("%w: node %d group %d: segments end at offset %d, the restored machine flushed up to %d",
-			ErrMissingHistory, s.node, s.group, end, frontier)
+			ErrMissingHistory, s.node, s.group, next, frontier)
 	}
 	return nil
 }
