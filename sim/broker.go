@@ -994,6 +994,9 @@ func (w *brokerWorld) livenessProblem() string {
 			}
 			if r.Primary() {
 				primaries++
+				if !h.Serving() {
+					return fmt.Sprintf("group %d: core primary node %d cannot serve reads (behind: %v, commit %d/%d)", g, i, r.Behind(), r.CommitNumber(), r.CommitMax())
+				}
 			}
 		}
 		if primaries != 1 {

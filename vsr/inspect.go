@@ -52,3 +52,9 @@ func (r *Replica) Prepared(op uint64) (CommittedEntry, bool) {
 	}
 	return CommittedEntry{Op: op, Operation: p.Operation, Checksum: p.Checksum, Body: p.Body}, true
 }
+
+// Behind reports whether the replica lacks the state of the ops it counts
+// as applied: its checkpoint did not read back (it waits for a peer's), or
+// it waits for a checkpoint to catch up by state transfer. Such a replica
+// may be primary and commit, but its state machine must not serve reads.
+func (r *Replica) Behind() bool { return r.stateMissing || r.transfer.behind }

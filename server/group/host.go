@@ -288,10 +288,14 @@ func (h *Host) Err() error { return h.failed }
 func (h *Host) Replica() *vsr.Replica { return h.replica }
 
 // Serving reports whether this replica may serve reads that must see every
-// acknowledged write: it is the primary in normal status and has applied
-// everything it knows committed.
+// acknowledged write: it is the primary in normal status, has applied
+// everything it knows committed, and holds the state of what it applied
+// (not waiting for a checkpoint: vsr.Replica.Behind). A primary that
+// restarted with an unreadable checkpoint counts its ops as applied while
+// its machine is empty until a peer's checkpoint is installed.
 func (h *Host) Serving() bool {
-	return h.replica.Primary() && h.replica.CommitNumber() == h.replica.CommitMax()
+	r := h.replica
+	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind()
 }
 
 // machineAdapter is the partition machine as vsr.StateMachine: Apply runs

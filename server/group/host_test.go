@@ -615,3 +615,35 @@ func TestRestoreOverMissingSegmentsFences(t *testing.T) {
 	}
 	w.sendCommitted(2)
 }
+
+// TestPrimaryWithMissingStateDoesNotServe restarts a persisted singleton
+// whose checkpoint no longer reads back: vsr counts the ops up to the
+// checkpoint as applied while the machine is empty until a peer's
+// checkpoint is installed, so the host must not serve reads (the
+// simulator's broker workload, seed 2006: a primary served an empty log
+// while its backups held the acknowledged messages).
+func TestPrimaryWithMissingStateDoesNotServe(t *testing.T) {
+	cfg := testConfig(1, 0, vsr.Persisted)
+	cfg.Replica.CheckpointIntervalOps = 2
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	for range 4 {
+		w.sendCommitted(2)
+	}
+	if c.Nodes[0].Host.Replica().CheckpointOp() == 0 {
+		t.Fatal("no checkpoint")
+	}
+	c.Crash(0)
+	c.Nodes[0].Storage.Corrupt(vsr.ZoneCheckpoint)
+	if err := c.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Nodes[0].Host
+	r := h.Replica()
+	if !r.Behind() || r.CommitNumber() == 0 {
+		t.Fatalf("want a replica that counts ops applied without their state: behind=%v\n%s", r.Behind(), c.Status())
+	}
+	if h.Serving() {
+		t.Fatalf("a primary without its state serves reads (next offset %d at commit %d)", h.View().NextOffset(), r.CommitNumber())
+	}
+}

@@ -117,6 +117,13 @@ func (s *Storage) Sync(done func(error)) {
 	})
 }
 
+// Corrupt flips every durable byte of zone z (a disk that lost the zone).
+func (s *Storage) Corrupt(z vsr.Zone) {
+	for i := range s.durable[z] {
+		s.durable[z][i] ^= 0xff
+	}
+}
+
 // crash loses every write not yet synced.
 func (s *Storage) crash() { s.pending = nil }
 
