@@ -55,6 +55,9 @@ func TestPlantedBugsAreFound(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
+			if isBrokerBug(bug) {
+				t.Skip("a broker-level bug: TestBrokerPlantedBugsAreFound runs it over the broker swarm")
+			}
 			found, first := plantedBugRate(bug, plantedBugFirst, count, clean, testing.Short())
 			rate := float64(found) / float64(count)
 			t.Logf("planted bug %s: %d of seeds %d..%d fail (%.1f%%), first at seed %d",

@@ -12,12 +12,21 @@ import (
 
 // determinismSeeds are run twice, and again in a subprocess with a
 // different GOMAXPROCS; every run of a seed must give the same trace hash.
-var determinismSeeds = []uint64{1, 2, 3, 17, 99}
+// Seeds from determinismBrokerBase on run seed-determinismBrokerBase with
+// the broker workload.
+var determinismSeeds = []uint64{1, 2, 3, 17, 99, determinismBrokerBase + 1, determinismBrokerBase + 17}
+
+const determinismBrokerBase = 1 << 32
 
 const determinismHelperEnv = "STRATA_TEST_SIM_DETERMINISM_HELPER"
 
 func determinismRun(seed uint64) *Result {
-	p := DrawParams(seed)
+	p := DrawParams(seed % determinismBrokerBase)
+	if seed >= determinismBrokerBase {
+		p.UseBroker()
+	} else {
+		p.Workload = WorkloadKV
+	}
 	p.SafetyTicks = 2000
 	return Run(Options{Params: p})
 }

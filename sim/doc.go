@@ -58,6 +58,17 @@
 // check_durability.go and check_liveness.go. Coverage (coverage.go) counts
 // the seeds that hit each protocol event and fault.
 //
+// Workloads. The kv workload (the default) drives vsr replicas with a
+// toy replicated log through vsr's client sessions. The broker workload
+// (Params.Workload, 1 seed in 8 of the default swarm, or --workload
+// broker; broker.go) runs the real partition machine through the real
+// group host (server/group): several partition groups per node over the
+// same network, disks and faults, a segment store with page-cache
+// semantics per group, clients that send batches of unique message ids,
+// poll, store offsets and retry at-least-once, and its own checkers
+// (broker_check.go). Metadata groups (create and delete topics while
+// others send) are not simulated yet.
+//
 // Entry points: Run (one seed), RunScenario (a scripted scenario file, see
 // Scenario), and cmd/strata-sim.
 package sim

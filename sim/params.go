@@ -175,6 +175,49 @@ type Params struct {
 	// overridden marks the derived parameters set by name (SetParam, a
 	// scenario's set line), which derive then leaves as set.
 	overridden derivedParams
+	// Workload selects what the clients run: the toy key-value log
+	// (WorkloadKV) or the broker (WorkloadBroker: the real partition
+	// machine through the real group host, see broker.go).
+	Workload Workload
+	// Broker workload: partition groups per node, which of them are
+	// persisted topics (bit g), the partition's flush threshold in
+	// messages, and the most messages in one send.
+	Groups              int
+	PersistedGroupsMask uint64
+	FlushMessages       int
+	BatchMessagesMax    int
+}
+
+// Workload names what the simulated clients run.
+type Workload uint8
+
+const (
+	// WorkloadKV is the toy replicated log: appends and reads through
+	// vsr's client sessions (exactly-once).
+	WorkloadKV Workload = iota
+	// WorkloadBroker runs partition groups of the real partition machine
+	// through the real group host (server/group): sends with unique
+	// message ids, polls and consumer offsets, at-least-once.
+	WorkloadBroker
+)
+
+// String returns the spelling of w in scenario files and flags.
+func (w Workload) String() string {
+	if w == WorkloadBroker {
+		return "broker"
+	}
+	return "kv"
+}
+
+// ParseWorkload parses a --workload flag or a scenario's workload line.
+func ParseWorkload(s string) (Workload, error) {
+	switch s {
+	case "kv":
+		return WorkloadKV, nil
+	case "broker":
+		return WorkloadBroker, nil
+	}
+	return 0, fmt.Errorf("%w: workload is kv or broker, not %q", ErrScenario, s)
 }
 
 // ReplicationQuorum returns the replication quorum for n replicas, as the
@@ -304,6 +347,7 @@ func DrawParams(seed uint64) Params {
 		p.StorageFaultyReplica = drawSubset(r, p.ReplicaCount, r.Range(1, p.StorageFaultyMax))
 	}
 	p.derive()
+	drawBroker(NewPRNG(seed).Fork(8), &p)
 	return p
 }
 
@@ -484,6 +528,13 @@ func (p *Params) normalize() {
 	}
 	p.SlowDiskReplica = keepReplicas(p.SlowDiskReplica, p.ReplicaCount)
 	p.StorageFaultyReplica = keepReplicas(p.StorageFaultyReplica, p.ReplicaCount)
+	if p.Workload > WorkloadBroker {
+		p.Workload = WorkloadKV
+	}
+	p.Groups = clampInt(int64(p.Groups), 1, brokerGroupsMax)
+	p.PersistedGroupsMask &= 1<<uint(p.Groups) - 1
+	p.FlushMessages = clampInt(int64(p.FlushMessages), 1, 1<<20)
+	p.BatchMessagesMax = clampInt(int64(p.BatchMessagesMax), 1, brokerBatchMessagesMax)
 }
 
 // keepReplicas drops indexes of replicas that do not exist.
@@ -613,6 +664,10 @@ func (p *Params) Print(w io.Writer) {
 		p.IOLatencyTicksMax, p.SlowDiskReplica, p.SlowDiskPPM, p.SlowDiskTicksMax, p.PowerLossPPM, p.PowerLossAllPPM, p.UnsyncedKeepPPM, p.TornWritePPM)
 	fmt.Fprintf(w, "  storage faults: faulty=%v latent=%dppm/sector misdirect=%dppm/write stale_read=%dppm/read\n",
 		p.StorageFaultyReplica, p.LatentErrorPPM, p.MisdirectPPM, p.StaleReadPPM)
+	if p.Workload == WorkloadBroker {
+		fmt.Fprintf(w, "  broker workload: groups=%d persisted_groups=%s flush_messages=%d batch_messages_max=%d\n",
+			p.Groups, persistedGroupsString(p), p.FlushMessages, p.BatchMessagesMax)
+	}
 	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm padding_max=%d think_ticks_max=%d request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
 		p.RequestsPerClient, p.ReadPPM, p.PaddingBytesMax, p.ThinkTicksMax, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)
 }

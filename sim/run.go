@@ -78,11 +78,16 @@ type Result struct {
 	DurabilityWaived string
 	history          *History
 	linearizability  *LinearizabilityChecker
+	// broker is set by a broker workload run.
+	broker *brokerSummary
 }
 
 // WriteVisualization writes porcupine's HTML view of the run's history to
 // dir/name (after the linearizability check ran).
 func (r *Result) WriteVisualization(dir, name string) (string, error) {
+	if r.history == nil {
+		return "", nil // a broker run: its history is checked by broker_check.go
+	}
 	if r.linearizability == nil {
 		lc := &LinearizabilityChecker{}
 		_ = lc.Check(r.history) // only for the visualization; the verdict is in Outcome
@@ -112,6 +117,14 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nprotocol: view_changes=%d recoveries=%d repair_requests=%d checkpoints=%d checkpoint_chunks=%d state_transfers=%d corrupted_rejected=%d checked_prepare_oks=%d checked_do_view_changes=%d checked_view_logs=%d\n",
 		p.ViewChanges, p.Recoveries, p.RepairRequests, s.CheckpointWrites, p.CheckpointChunks, p.StateTransfers, p.CorruptedRejected,
 		p.CheckedPrepareOks, p.CheckedDoViewChanges, p.CheckedViewLogs)
+	if b := r.broker; b != nil {
+		fmt.Fprintf(w, "broker: groups=%d acked_sends=%d nonempty_polls=%d dispositions=%d\n", b.groups, b.ackedSends, b.nonEmptyPolls, p.Dispositions)
+		for g, f := range b.fenced {
+			if f != "" {
+				fmt.Fprintf(w, "broker: group %d fenced: %s\n", g, f)
+			}
+		}
+	}
 	if r.DurabilityWaived != "" {
 		fmt.Fprintf(w, "durability check waived: %s\n", r.DurabilityWaived)
 	}
@@ -139,6 +152,9 @@ type Options struct {
 // calling goroutine and recovers a panic of the code under test as
 // OutcomeCrash.
 func Run(opts Options) *Result {
+	if opts.Params.Workload == WorkloadBroker {
+		return runBroker(opts, nil)
+	}
 	return runScript(opts, nil)
 }
 

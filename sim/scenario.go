@@ -33,6 +33,8 @@ const (
 //	faulty 1,2              replicas whose disks may rot
 //	slow-disks 0            replicas whose disks are slow in the safety phase
 //	open-bug TEXT           the scenario reproduces a known, unfixed bug
+//	workload broker         the broker workload (broker.go) instead of kv;
+//	                        without it, `swarm` draws the kv workload
 //
 // then the script, run in order while the clients keep sending requests:
 //
@@ -62,7 +64,10 @@ type Scenario struct {
 	Faulty       []int // replicas whose disks may rot (latent errors, misdirected writes, stale reads)
 	SlowDisks    []int // replicas whose disks are slow (SlowDiskTicksMax)
 	OpenBug      string
-	Steps        []ScenarioStep
+	// Workload is set by a `workload` line (nil: kv, or what `set
+	// workload` says).
+	Workload *Workload
+	Steps    []ScenarioStep
 }
 
 // ScenarioSet is one `set NAME VALUE` line.
@@ -144,7 +149,7 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return fmt.Errorf("%w: line %d: %s", ErrScenario, line, fmt.Sprintf(format, a...))
 	}
 	switch f[0] {
-	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug", "faulty", "slow-disks":
+	case "replicas", "clients", "durability", "seed", "swarm", "bug", "set", "open-bug", "faulty", "slow-disks", "workload":
 	default:
 		return false, nil
 	}
@@ -173,6 +178,12 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 		return false, bad("%s takes one argument", f[0])
 	}
 	switch f[0] {
+	case "workload":
+		wl, err := ParseWorkload(f[1])
+		if err != nil {
+			return false, bad("workload is kv or broker")
+		}
+		sc.Workload = &wl
 	case "faulty", "slow-disks":
 		list, ok := parseReplicaList(f[1], replicaCountMax)
 		if !ok {
@@ -492,6 +503,11 @@ var paramFields = []paramField{
 	{"think_ticks_max", func(p *Params, v int64) { p.ThinkTicksMax = clampInt(v, 1, thinkTicksMax) }, func(p *Params) int64 { return int64(p.ThinkTicksMax) }},
 	{"safety_ticks", func(p *Params, v int64) { p.SafetyTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.SafetyTicks) }},
 	{"liveness_ticks", func(p *Params, v int64) { p.LivenessTicks = clampInt(v, 1, scenarioTicksMax) }, func(p *Params) int64 { return int64(p.LivenessTicks) }},
+	{"workload", func(p *Params, v int64) { p.Workload = Workload(clampInt(v, 0, int(WorkloadBroker))) }, func(p *Params) int64 { return int64(p.Workload) }},
+	{"groups", func(p *Params, v int64) { p.Groups = clampInt(v, 1, brokerGroupsMax) }, func(p *Params) int64 { return int64(p.Groups) }},
+	{"persisted_groups_mask", func(p *Params, v int64) { p.PersistedGroupsMask = uint64(v) }, func(p *Params) int64 { return int64(p.PersistedGroupsMask) }},
+	{"flush_messages", func(p *Params, v int64) { p.FlushMessages = clampInt(v, 1, 1<<20) }, func(p *Params) int64 { return int64(p.FlushMessages) }},
+	{"batch_messages_max", func(p *Params, v int64) { p.BatchMessagesMax = clampInt(v, 1, brokerBatchMessagesMax) }, func(p *Params) int64 { return int64(p.BatchMessagesMax) }},
 }
 
 // ppmField is a paramField for a rate in parts per million.

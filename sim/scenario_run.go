@@ -14,8 +14,12 @@ func (sc *Scenario) ScenarioParams() Params {
 	var p Params
 	if sc.Swarm {
 		p = DrawParams(sc.Seed)
+		p.Workload = WorkloadKV // `workload broker` asks for the broker draw
 	} else {
 		p = QuietParams(sc.Seed, sc.ReplicaCount, sc.ClientCount, sc.Durability)
+	}
+	if sc.Workload != nil && *sc.Workload == WorkloadBroker {
+		p.UseBroker()
 	}
 	for _, s := range sc.Sets {
 		p.setParam(s.Name, s.Value)
@@ -58,6 +62,9 @@ func RunScenario(sc *Scenario, verbose io.Writer) (*Result, error) {
 		return nil, err
 	}
 	var failures []string
+	if params := sc.ScenarioParams(); params.Workload == WorkloadBroker {
+		return runBrokerScenario(sc, params, bugs, verbose)
+	}
 	res := runScript(Options{Params: sc.ScenarioParams(), Bugs: bugs, Verbose: verbose}, func(c *Cluster, res *Result) error {
 		for _, st := range sc.Steps {
 			if c.violation != nil {
@@ -216,6 +223,9 @@ func FailureScenario(res *Result, bugNames []string) string {
 	}
 	fmt.Fprintf(&b, "# %s\n", detail)
 	fmt.Fprintf(&b, "# trace_hash=%016x (reproduce: strata-sim run --seed %d", res.TraceHash, p.Seed)
+	if p.Workload == WorkloadBroker {
+		fmt.Fprintf(&b, " --workload broker")
+	}
 	for _, n := range bugNames {
 		fmt.Fprintf(&b, " --bug %s", n)
 	}

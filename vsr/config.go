@@ -284,6 +284,11 @@ const (
 	// BugVoteBeforeDurableView sends DoViewChange (persisted) before the
 	// superblock recording the new view is durable.
 	BugVoteBeforeDurableView
+	// BugPollPastCommit is a broker-level bug, honoured by the read path of
+	// a partition group (the simulator's broker binding): a poll serves the
+	// sends the primary prepared above its commit number as if they were
+	// committed. vsr itself does nothing different.
+	BugPollPastCommit
 )
 
 var bugNames = []struct {
@@ -297,6 +302,7 @@ var bugNames = []struct {
 	{BugRecoverWithoutPrimary, "recover-without-primary"},
 	{BugAcceptCorruptBody, "accept-corrupt-body"},
 	{BugVoteBeforeDurableView, "vote-before-durable-view"},
+	{BugPollPastCommit, "poll-past-commit"},
 }
 
 // BugNames lists the planted bug names accepted by ParseBug, in order.

@@ -43,3 +43,24 @@ func (r *Replica) LogChain() []Header {
 // applies nothing, although its commit number is the checkpoint's op,
 // until it has fetched a checkpoint from a peer.
 func (r *Replica) StateMissing() bool { return r.stateMissing }
+
+// Prepared returns the prepare this replica's log holds at op, committed
+// or not (an uncommitted one may still be truncated by a view change): for
+// the simulator's planted bug of a read past the commit frontier, and for
+// inspection. The body is the log's; the caller must not modify it.
+func (r *Replica) Prepared(op uint64) (CommittedEntry, bool) {
+	if op == 0 || op > r.op {
+		return CommittedEntry{}, false
+	}
+	p := r.log.prepare(op)
+	if p == nil {
+		return CommittedEntry{}, false
+	}
+	return CommittedEntry{Op: op, Operation: p.Operation, Checksum: p.Checksum, Body: p.Body}, true
+}
+
+// Behind reports whether the replica lacks the state of the ops it counts
+// as applied: its checkpoint did not read back (it waits for a peer's), or
+// it waits for a checkpoint to catch up by state transfer. Such a replica
+// may be primary and commit, but its state machine must not serve reads.
+func (r *Replica) Behind() bool { return r.stateMissing || r.transfer.behind }

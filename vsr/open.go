@@ -384,14 +384,13 @@ func (r *Replica) resume() {
 					break
 				}
 			}
-			r.commitMax = r.op
-		} else {
-			// A replicated singleton kept no prepare: what it committed
-			// above its checkpoint is gone with its memory (the ops the
-			// seed lets a replicated group lose when every copy is), and
-			// the superblock's commit number may name one of them.
-			r.commitMax = r.op
 		}
+		// A replicated singleton kept no journal: the ops above its
+		// checkpoint were in memory only (the loss the durability seed
+		// allows a replicated group), so its commit number, which the
+		// superblock may record beyond the checkpoint, falls back to the
+		// checkpoint it resumes from.
+		r.commitMax = r.op
 		r.status = StatusNormal
 		r.logView = r.view
 		r.enterNormal()

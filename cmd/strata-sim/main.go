@@ -27,8 +27,8 @@ import (
 const failuresDir = "sim-failures"
 
 const usage = `usage:
-  strata-sim run --seed S [--ticks N] [--set NAME=VALUE] [--verbose [--trace]] [--bug NAME]
-  strata-sim swarm --seeds N [--from S] [--parallel P] [--ticks N] [--set NAME=VALUE] [--bug NAME]
+  strata-sim run --seed S [--workload kv|broker] [--ticks N] [--set NAME=VALUE] [--verbose [--trace]] [--bug NAME]
+  strata-sim swarm --seeds N [--from S] [--workload kv|broker] [--parallel P] [--ticks N] [--set NAME=VALUE] [--bug NAME]
   strata-sim replay [--verbose] FILE
 planted bugs: %s
 `
@@ -145,10 +145,12 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
 	var sets setFlag
 	fs.Var(&sets, "set", "override a drawn parameter, NAME=VALUE (repeatable, as for swarm)")
+	var workload workloadFlag
+	fs.Var(&workload, "workload", "kv or broker (default: drawn from the seed, broker for a share of the seeds)")
 	if err := fs.Parse(args); err != nil {
 		return 1, err
 	}
-	params := sim.DrawParams(*seed)
+	params := workload.apply(sim.DrawParams(*seed))
 	if *ticks > 0 {
 		params.SafetyTicks = *ticks
 	}
@@ -222,6 +224,47 @@ func writeFailure(res *sim.Result, bugs bugFlag, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if html == "" {
+		fmt.Fprintf(stdout, "wrote %s\n", scenario)
+		return nil
+	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", scenario, html)
 	return nil
+}
+
+// workloadFlag is --workload: unset keeps the seed's draw.
+type workloadFlag struct {
+	set bool
+	w   sim.Workload
+}
+
+// String implements flag.Value.
+func (f *workloadFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return f.w.String()
+}
+
+// Set implements flag.Value.
+func (f *workloadFlag) Set(v string) error {
+	w, err := sim.ParseWorkload(v)
+	if err != nil {
+		return err
+	}
+	f.set, f.w = true, w
+	return nil
+}
+
+// apply forces the workload on drawn parameters.
+func (f *workloadFlag) apply(p sim.Params) sim.Params {
+	if !f.set {
+		return p
+	}
+	if f.w == sim.WorkloadBroker {
+		p.UseBroker()
+	} else {
+		p.Workload = sim.WorkloadKV
+	}
+	return p
 }

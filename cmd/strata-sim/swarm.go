@@ -29,6 +29,8 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 	fs.Var(&bugs, "bug", "plant a vsr bug (repeatable)")
 	var sets setFlag
 	fs.Var(&sets, "set", "override a drawn parameter, NAME=VALUE (repeatable; names as in scenario files, plus replicas, clients, durability)")
+	var workload workloadFlag
+	fs.Var(&workload, "workload", "kv or broker for every seed (default: drawn, broker for a share of the seeds)")
 	if err := fs.Parse(args); err != nil {
 		return 1, err
 	}
@@ -51,7 +53,7 @@ func cmdSwarm(args []string, stdout io.Writer) (int, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				params := sim.DrawParams(*from + i)
+				params := workload.apply(sim.DrawParams(*from + i))
 				if *ticks > 0 {
 					params.SafetyTicks = *ticks
 				}

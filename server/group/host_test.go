@@ -593,3 +593,92 @@ func TestDescriptorCheckpoints(t *testing.T) {
 		t.Fatalf("%d sends were pushed back: the checkpoint came too late", w.retries)
 	}
 }
+
+func TestReplicatedSingletonRestartsFromItsCheckpoint(t *testing.T) {
+	cfg := testConfig(1, 0, vsr.Replicated)
+	cfg.Replica.CheckpointIntervalOps = 2
+	c := newCluster(t, cfg, false)
+	h := c.Nodes[0].Host
+	client := vsr.Uint128{Lo: 9, Hi: 1}
+	for req := uint64(1); req <= 12; req++ {
+		h.Submit(client, req, partition.OperationSendMessages, partition.EncodeSendMessages(partition.Envelope{}, mustBatch(t, req, 1)))
+		if req%3 == 0 {
+			c.PumpIO()
+		}
+	}
+	c.PumpIO()
+	r := h.Replica()
+	if r.CheckpointOp() == 0 || r.CheckpointOp() >= r.CommitNumber() {
+		t.Fatalf("want a checkpoint below the commit: checkpoint %d commit %d", r.CheckpointOp(), r.CommitNumber())
+	}
+	c.Crash(0)
+	if err := c.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick(5)
+	r = c.Nodes[0].Host.Replica()
+	if r.Status() != vsr.StatusNormal || r.CommitNumber() != r.CommitMax() || r.CommitMax() > r.OpNumber() {
+		t.Fatalf("after restart: %s", c.Status())
+	}
+	c.TakeReplies()
+	c.Nodes[0].Host.Submit(client, 100, partition.OperationSendMessages, partition.EncodeSendMessages(partition.Envelope{}, mustBatch(t, 100, 1)))
+	c.PumpIO()
+	if got := c.TakeReplies(); len(got) != 1 || got[0].Code != wire.ErrorCodeOK {
+		t.Fatalf("send after restart: %+v\n%s", got, c.Status())
+	}
+}
+
+func TestRestoreOverMissingSegmentsFences(t *testing.T) {
+	cfg := testConfig(3, 0, vsr.Replicated)
+	cfg.Replica.JournalSlots = 16
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	w.sendCommitted(2)
+	c.Crash(1)
+	for range 40 {
+		w.sendCommitted(2)
+	}
+	missing := errors.New("segments lack the checkpoint's history")
+	c.Nodes[1].Segments.FailRestore = missing
+	if err := c.Start(1); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick(300)
+	r := c.Nodes[1].Host.Replica()
+	if r.CheckpointOp() == 0 || r.CommitNumber() < r.CheckpointOp() {
+		t.Fatalf("replica 1: checkpoint %d commit %d\n%s", r.CheckpointOp(), r.CommitNumber(), c.Status())
+	}
+	if err := c.Nodes[1].Host.Err(); !errors.Is(err, missing) {
+		t.Fatalf("replica 1 not fenced: Err() = %v", err)
+	}
+	if v := c.Nodes[1].Host.View(); v.LastOp() != r.CommitNumber() {
+		t.Fatalf("replica 1's machine at op %d, its commit %d", v.LastOp(), r.CommitNumber())
+	}
+	w.sendCommitted(2)
+}
+
+func TestPrimaryWithMissingStateDoesNotServe(t *testing.T) {
+	cfg := testConfig(1, 0, vsr.Persisted)
+	cfg.Replica.CheckpointIntervalOps = 2
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	for range 4 {
+		w.sendCommitted(2)
+	}
+	if c.Nodes[0].Host.Replica().CheckpointOp() == 0 {
+		t.Fatal("no checkpoint")
+	}
+	c.Crash(0)
+	c.Nodes[0].Storage.Corrupt(vsr.ZoneCheckpoint)
+	if err := c.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Nodes[0].Host
+	r := h.Replica()
+	if !r.Behind() || r.CommitNumber() == 0 {
+		t.Fatalf("want a replica that counts ops applied without their state: behind=%v\n%s", r.Behind(), c.Status())
+	}
+	if h.Serving() {
+		t.Fatalf("a primary without its state serves reads (next offset %d at commit %d)", h.View().NextOffset(), r.CommitNumber())
+	}
+}

@@ -117,6 +117,13 @@ func (s *Storage) Sync(done func(error)) {
 	})
 }
 
+// Corrupt flips every durable byte of zone z (a disk that lost the zone).
+func (s *Storage) Corrupt(z vsr.Zone) {
+	for i := range s.durable[z] {
+		s.durable[z][i] ^= 0xff
+	}
+}
+
 // crash loses every write not yet synced.
 func (s *Storage) crash() { s.pending = nil }
 
@@ -139,6 +146,9 @@ type Segments struct {
 	CheckpointSyncs, ForcedFlushes int
 	// FailNext, when set, fails the next effect with it (a disk error).
 	FailNext error
+	// FailRestore, when set, fails every Reset to a machine that holds
+	// messages (a restored checkpoint whose history the segments lack).
+	FailRestore error
 }
 
 // CarryOut implements group.Effects.
@@ -237,6 +247,9 @@ func (s *Segments) setOffset(key partition.ConsumerKey, offset uint64, stored bo
 // Reset implements group.Effects: the segments keep what m holds flushed.
 func (s *Segments) Reset(m *partition.Machine) error {
 	s.Resets++
+	if s.FailRestore != nil && m.NextOffset() > 0 {
+		return s.FailRestore
+	}
 	frontier := m.NextOffset()
 	if first, ok := m.FirstUnflushedOffset(); ok {
 		frontier = first

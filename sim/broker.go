@@ -1,0 +1,1184 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+
+	"github.com/stratabroker/strata/server/group"
+	"github.com/stratabroker/strata/server/partition"
+	"github.com/stratabroker/strata/vsr"
+	"github.com/zeebo/xxh3"
+)
+
+// The broker workload (Params.Workload = WorkloadBroker) runs the real
+// partition state machine (server/partition) through the real group host
+// (server/group) in the seeded world of faults: every node hosts
+// Params.Groups partition groups (group ids 0..Groups-1, so that their
+// primaries spread over the nodes), each over its own simulated disk
+// (superblock, journal, checkpoint zones with every storage fault) and its
+// own simulated segment store; a crash or power loss of a node takes all
+// its groups' storage together. Messages between replicas travel the
+// simulated network and are demultiplexed by their header's group id.
+// Clients send batches (net/wire's batch encoding inside
+// partition.EncodeSendMessages) with unique message ids, poll from applied
+// state, store and read consumer offsets, and retry on dispositions and
+// timeouts; a retry is a new invocation (at-least-once). Checkers:
+// broker_check.go.
+
+// brokerPacket is what the broker world's network carries: a replica
+// message between the replicas of a group, a client's request, or a
+// node's answer to one.
+type brokerPacket struct {
+	msg *vsr.Message
+	req *brokerRequest
+	rep *brokerReply
+}
+
+// brokerOp names a client operation of the broker workload.
+type brokerOp uint8
+
+const (
+	brokerSend brokerOp = iota
+	brokerPoll
+	brokerStore
+	brokerReadOffset
+	brokerOpCount
+)
+
+var brokerOpNames = [brokerOpCount]string{"send", "poll", "store-offset", "read-offset"}
+
+// brokerRequest is one invocation: a partition operation for the group
+// host (send, store) or a read of applied state (poll, read offset).
+type brokerRequest struct {
+	client  int
+	request uint64 // unique per client and invocation
+	group   int
+	op      brokerOp
+	body    []byte // send, store: the operation body
+	start   uint64 // poll
+	count   uint32 // poll
+}
+
+// brokerReply answers one invocation.
+type brokerReply struct {
+	client  int
+	request uint64
+	group   int
+	op      brokerOp
+	code    uint32 // 0, or the wire error code (57, 58, ...)
+	base    uint64 // send: the base offset
+	// poll: the offsets and message ids served, in order.
+	offsets []uint64
+	ids     []uint64
+	// read offset.
+	value uint64
+	found bool
+	// hint is the node that answered's idea of the group's primary (the
+	// primary of its view), a redirect for the client; -1 if none.
+	hint int
+}
+
+func cloneBrokerPacket(p *brokerPacket) *brokerPacket {
+	c := *p
+	if p.msg != nil {
+		c.msg = p.msg.Clone()
+	}
+	return &c
+}
+
+// corruptBrokerPacket corrupts a replica message as the kv network does;
+// a client connection's frames are checksummed end to end, so a corrupted
+// request or reply is dropped by its receiver (the flag is the network's).
+func corruptBrokerPacket(p *brokerPacket, r *PRNG) *brokerPacket {
+	if p.msg != nil {
+		return &brokerPacket{msg: corruptMessage(p.msg, r)}
+	}
+	return cloneBrokerPacket(p)
+}
+
+// brokerNode is one simulated machine: a host per group (nil while the
+// node is down), and the storage that survives it.
+type brokerNode struct {
+	index    int
+	up       bool
+	gen      uint64 // incarnation, for IO completions
+	hosts    []*group.Host
+	storages []*Storage
+	segments []*simSegments
+	clock    *Clock
+	opened   []bool
+	// lastRequest is, per client, the highest request number this node's
+	// connection delivered: the client's connection is a TCP stream, so
+	// the network's duplicates never reach the host twice.
+	lastRequest []uint64
+}
+
+// brokerIO is a segment-store completion (a sync) due at a tick.
+type brokerIO struct {
+	due  uint64
+	seq  uint64
+	node int
+	gen  uint64
+	f    func()
+}
+
+// brokerWorld is the broker workload's world, advanced by tick on one
+// goroutine.
+type brokerWorld struct {
+	params  *Params
+	bugs    vsr.BugSet
+	prng    *PRNG // process faults and core choice
+	timed   *PRNG
+	ioPRNG  *PRNG
+	now     uint64
+	n       int
+	groups  int
+	nodes   []*brokerNode
+	network *Network[*brokerPacket]
+	clients []*brokerClient
+	configs [][]group.Config // [node][group]
+
+	commits []*CommitChecker // per group
+	// unhealthy[g][i]: node i lost group g's memory (crash) and has not
+	// caught up since.
+	unhealthy [][]bool
+	// lostMemory[g] says why group g's durability (replicated topic) and
+	// liveness checks are waived: more than f of its replicas lost their
+	// memory at once.
+	lostMemory []string
+	history    brokerHistory
+	// events orders history calls and returns within a tick.
+	events uint64
+
+	ios   []brokerIO
+	ioSeq uint64
+
+	faultsEnabled  bool
+	powerLossAllAt uint64
+	pendingCrashes []pendingCrash
+	lastStartView  [][]uint64 // [g][node]
+	fenced         []string   // per group: the first fence (Host.Err)
+
+	violation     error
+	violationKind string
+	core          []int
+
+	trace    *xxh3.Hasher
+	scratch  [vsr.HeaderSize + 64]byte
+	counters RunCounters
+	verbose  io.Writer
+	// traceMessages prints every delivered message to verbose.
+	traceMessages bool
+	// finalLogs[g] is the log the durability check read (ids by offset).
+	finalLogs [][]uint64
+	// inputNode and inputGroup name the host handling the current input
+	// (for a panic's report).
+	inputNode, inputGroup int
+	// commitMax[g] is the highest op any replica of group g committed.
+	commitMax []uint64
+	// logicalByID maps a logical send's first message id to its index.
+	logicalByID map[uint64]int
+}
+
+// runBroker runs one broker seed: the safety phase, the liveness phase and
+// the checkers, or a scenario's script in their place.
+func runBroker(opts Options, script func(w *brokerWorld) error) (res *Result) {
+	params := opts.Params
+	params.normalize()
+	res = &Result{Params: params}
+	var w *brokerWorld
+	defer func() {
+		if v := recover(); v != nil {
+			where := ""
+			if w != nil {
+				where = fmt.Sprintf("node %d group %d: ", w.inputNode, w.inputGroup)
+			}
+			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "panic", Detail: fmt.Sprintf("%s%v\n%s", where, v, debug.Stack())}
+			if w != nil {
+				w.fill(res)
+			}
+		}
+	}()
+	var err error
+	w, err = newBrokerWorld(&params, opts.Bugs, opts.Verbose)
+	if err != nil {
+		res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "setup", Detail: err.Error()}
+		return res
+	}
+	w.traceMessages = opts.TraceMessages
+	if script != nil {
+		if err := script(w); err != nil {
+			w.fill(res)
+			res.Outcome = Outcome{Kind: OutcomeCrash, Checker: "scenario", Detail: err.Error()}
+			return res
+		}
+	} else {
+		w.logf("broker safety phase: %d ticks, %d groups (persisted: %s)", params.SafetyTicks, params.Groups, persistedGroupsString(&params))
+		for t := 0; t < params.SafetyTicks && w.violation == nil; t++ {
+			w.Tick()
+		}
+		w.Liveness()
+	}
+	w.finish(res)
+	return res
+}
+
+func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*brokerWorld, error) {
+	root := NewPRNG(params.Seed)
+	root.Fork(1) // the parameter stream (DrawParams)
+	n := params.ReplicaCount
+	w := &brokerWorld{
+		params:        params,
+		bugs:          bugs,
+		prng:          root.Fork(2),
+		timed:         root.Fork(7),
+		ioPRNG:        root.Fork(9),
+		n:             n,
+		groups:        params.Groups,
+		faultsEnabled: true,
+		trace:         xxh3.New(),
+		verbose:       verbose,
+	}
+	w.network = NewNetwork[*brokerPacket](n+params.ClientCount, n, params, root.Fork(3), cloneBrokerPacket, corruptBrokerPacket)
+	w.network.primary = func() int { return w.primaryOf(0) }
+	storageRoot := root.Fork(4)
+	clockRoot := root.Fork(5)
+	clientRoot := root.Fork(6)
+	w.configs = make([][]group.Config, n)
+	for g := 0; g < w.groups; g++ {
+		w.commits = append(w.commits, NewCommitChecker(n))
+		w.unhealthy = append(w.unhealthy, make([]bool, n))
+		w.lastStartView = append(w.lastStartView, make([]uint64, n))
+	}
+	w.lostMemory = make([]string, w.groups)
+	w.commitMax = make([]uint64, w.groups)
+	w.fenced = make([]string, w.groups)
+	for i := 0; i < n; i++ {
+		node := &brokerNode{index: i, clock: NewClock(&w.now, clockRoot.Fork(uint64(i))), lastRequest: make([]uint64, params.ClientCount)}
+		for g := 0; g < w.groups; g++ {
+			cfg := vsr.DefaultConfig(simCluster, uint8(n), uint8(i))
+			cfg.Group = uint64(g)
+			if params.groupPersisted(g) {
+				cfg.Durability = vsr.Persisted
+			}
+			cfg.JournalSlots = params.JournalSlots
+			cfg.MessageSizeMax = params.MessageSizeMax
+			cfg.WALBytesMax = params.WALBytesMax
+			cfg.PipelinePrepareMax = params.PipelinePrepareMax
+			cfg.RequestQueueMax = params.RequestQueueMax
+			cfg.CheckpointIntervalOps = params.CheckpointIntervalOps
+			cfg.Bugs = bugs
+			if err := cfg.Validate(); err != nil {
+				return nil, fmt.Errorf("sim: node %d group %d: %w", i, g, err)
+			}
+			gc := group.Config{Replica: cfg, Partition: partition.Config{
+				StreamID: 1, TopicID: uint32(g + 1), PartitionID: 1,
+				MessagesRequiredToSave: uint32(params.FlushMessages),
+			}}
+			w.configs[i] = append(w.configs[i], gc)
+			zones := map[vsr.Zone]uint64{}
+			for _, z := range []vsr.Zone{vsr.ZoneSuperblock, vsr.ZoneWALHeaders, vsr.ZoneWALPrepares, vsr.ZoneCheckpoint} {
+				zones[z] = cfg.ZoneSize(z)
+			}
+			s := NewStorage(i, params, storageRoot.Fork(uint64(i*brokerGroupsMax+g)), &w.now, zones)
+			s.onEvent = w.storageEventHandler(i)
+			node.storages = append(node.storages, s)
+			node.segments = append(node.segments, &simSegments{w: w, node: i, group: g, persisted: params.groupPersisted(g)})
+		}
+		node.hosts = make([]*group.Host, w.groups)
+		node.opened = make([]bool, w.groups)
+		w.nodes = append(w.nodes, node)
+	}
+	for i := 0; i < params.ClientCount; i++ {
+		w.clients = append(w.clients, newBrokerClient(w, i, clientRoot.Fork(uint64(i))))
+	}
+	for i := 0; i < n; i++ {
+		if err := w.start(i); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// start creates node i's hosts over its surviving storage and opens them.
+func (w *brokerWorld) start(i int) error {
+	node := w.nodes[i]
+	node.up = true
+	node.gen++
+	clear(node.lastRequest)
+	for g := 0; g < w.groups; g++ {
+		h, err := group.New(w.configs[i][g], group.Binding{
+			Storage: node.storages[g],
+			Peers:   brokerPeers{w: w, node: i, group: g},
+			Clock:   node.clock,
+			Effects: node.segments[g],
+			Replies: brokerReplies{w: w, node: i, group: g},
+		})
+		if err != nil {
+			return fmt.Errorf("sim: node %d group %d: %w", i, g, err)
+		}
+		node.hosts[g] = h
+		node.opened[g] = false
+		w.commits[g].OnReset(i)
+		g := g
+		h.Open(func(err error) {
+			if node.hosts[g] != h {
+				return
+			}
+			node.opened[g] = true
+			if err != nil {
+				w.logf("node %d group %d failed to open: %v", i, g, err)
+				w.noteFence(g, fmt.Sprintf("node %d failed to open: %v", i, err))
+			}
+		})
+	}
+	return nil
+}
+
+// brokerPeers is one host's group.Peers: the node's messages to the
+// group's other replicas, checked for timed faults on the way out.
+type brokerPeers struct {
+	w     *brokerWorld
+	node  int
+	group int
+}
+
+func (p brokerPeers) SendToReplica(replica uint8, m *vsr.Message) {
+	w := p.w
+	if int(replica) >= w.n {
+		panic(fmt.Sprintf("sim: node %d group %d sent to replica %d of %d", p.node, p.group, replica, w.n))
+	}
+	w.onReplicaSend(p.node, p.group, m)
+	w.network.Send(w.now, p.node, int(replica), &brokerPacket{msg: m})
+}
+
+// brokerReplies is one host's group.Replies: answers go back to the
+// client over the network.
+type brokerReplies struct {
+	w     *brokerWorld
+	node  int
+	group int
+}
+
+func (r brokerReplies) Deliver(reply group.Reply) {
+	w := r.w
+	i := reply.Client.Lo - clientIDBase
+	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || i >= uint64(len(w.clients)) {
+		return
+	}
+	rep := &brokerReply{client: int(i), request: reply.Request, group: r.group, code: uint32(reply.Code), hint: w.primaryHint(r.node, r.group)}
+	switch reply.Operation {
+	case partition.OperationSendMessages:
+		rep.op = brokerSend
+		if base, ok := reply.BaseOffset(); ok {
+			rep.base = base
+		}
+	case partition.OperationStoreConsumerOffset:
+		rep.op = brokerStore
+	default:
+		return
+	}
+	if reply.Disposition != vsr.DispositionNone {
+		w.counters.Dispositions++
+	} else if reply.Op > 0 {
+		// A committed reply: the core must reach this op again even if
+		// the replica that committed it crashed before the next scan.
+		w.commitMax[r.group] = max(w.commitMax[r.group], reply.Op)
+	}
+	w.network.Send(w.now, r.node, w.n+int(i), &brokerPacket{rep: rep})
+}
+
+func (w *brokerWorld) logf(format string, a ...any) {
+	if w.verbose != nil {
+		fmt.Fprintf(w.verbose, "[%6d] %s\n", w.now, fmt.Sprintf(format, a...))
+	}
+}
+
+func (w *brokerWorld) failAs(checker string, err error) {
+	if w.violation == nil {
+		w.violation = err
+		w.violationKind = checker
+		w.logf("violation (%s): %v", checker, err)
+	}
+}
+
+// noteFence records a host's failure to carry out a committed op's
+// effects (or to reset storage): the partition is fenced on that node.
+func (w *brokerWorld) noteFence(g int, why string) {
+	if w.fenced[g] == "" {
+		w.fenced[g] = fmt.Sprintf("tick %d: %s", w.now, why)
+		w.logf("group %d fenced: %s", g, why)
+	}
+}
+
+// host returns node i's host of group g, or nil while the node is down.
+func (w *brokerWorld) host(i, g int) *group.Host {
+	if !w.nodes[i].up {
+		return nil
+	}
+	return w.nodes[i].hosts[g]
+}
+
+// primaryOf returns the node that is group g's primary (normal status) in
+// the highest view, or -1.
+func (w *brokerWorld) primaryOf(g int) int {
+	best, view := -1, uint64(0)
+	for i := range w.nodes {
+		h := w.host(i, g)
+		if h != nil && h.Replica().Primary() && (best < 0 || h.Replica().View() > view) {
+			best, view = i, h.Replica().View()
+		}
+	}
+	return best
+}
+
+// Tick advances the broker world by one tick: random faults, storage
+// completions, message delivery, host timers, then clients.
+func (w *brokerWorld) Tick() {
+	w.now++
+	if w.faultsEnabled {
+		w.network.Tick(w.now)
+		w.randomProcessFaults()
+		if w.powerLossAllAt != 0 && w.now >= w.powerLossAllAt {
+			w.powerLossAllAt = 0
+			w.counters.Timed[timedPowerLossAllAfterView]++
+			w.logf("power loss of every node (after a view change)")
+			for i := range w.nodes {
+				w.Crash(i, true)
+			}
+		}
+	}
+	for i, node := range w.nodes {
+		for g := 0; g < w.groups && node.up; g++ {
+			w.inputNode, w.inputGroup = i, g
+			node.storages[g].Tick(w.now)
+			w.afterInput()
+		}
+		_ = i
+	}
+	w.runIOs()
+	w.network.DeliverDue(w.now, w.deliver)
+	for i, node := range w.nodes {
+		for g := 0; g < w.groups && node.up; g++ {
+			h := node.hosts[g]
+			w.inputNode, w.inputGroup = i, g
+			h.Tick()
+			w.afterInput()
+			if !node.up {
+				break
+			}
+			r := h.Replica()
+			w.commits[g].Scan(i, r)
+			w.commitMax[g] = max(w.commitMax[g], r.CommitNumber())
+			if err := h.Err(); err != nil {
+				w.noteFence(g, fmt.Sprintf("node %d: %v", i, err))
+			}
+			if w.unhealthy[g][i] && r.Status() == vsr.StatusNormal && r.CommitNumber() >= r.CommitMax() &&
+				(w.params.groupPersisted(g) || r.HoldsLog()) {
+				w.unhealthy[g][i] = false
+			}
+		}
+	}
+	for _, cl := range w.clients {
+		cl.tick()
+	}
+	for g, cc := range w.commits {
+		if err := cc.Check(); err != nil {
+			w.failAs("commits", fmt.Errorf("group %d: %w", g, err))
+		}
+	}
+}
+
+// runIOs completes the segment-store IOs due by now, in submission order.
+func (w *brokerWorld) runIOs() {
+	if len(w.ios) == 0 {
+		return
+	}
+	sort.SliceStable(w.ios, func(a, b int) bool {
+		if w.ios[a].due != w.ios[b].due {
+			return w.ios[a].due < w.ios[b].due
+		}
+		return w.ios[a].seq < w.ios[b].seq
+	})
+	k := 0
+	for k < len(w.ios) && w.ios[k].due <= w.now {
+		k++
+	}
+	due := append([]brokerIO(nil), w.ios[:k]...)
+	w.ios = append(w.ios[:0], w.ios[k:]...)
+	for _, io := range due {
+		if node := w.nodes[io.node]; node.up && node.gen == io.gen {
+			io.f()
+			w.afterInput()
+		}
+	}
+}
+
+// submitIO schedules f on node after a drawn IO latency.
+func (w *brokerWorld) submitIO(node int, f func()) {
+	latency := uint64(w.ioPRNG.Range(1, w.params.IOLatencyTicksMax))
+	if w.faultsEnabled && w.params.IsSlowDisk(node) && w.params.SlowDiskTicksMax > 0 && w.ioPRNG.Chance(w.params.SlowDiskPPM) {
+		latency = uint64(w.ioPRNG.Range(1, w.params.SlowDiskTicksMax))
+	}
+	w.ioSeq++
+	w.ios = append(w.ios, brokerIO{due: w.now + latency, seq: w.ioSeq, node: node, gen: w.nodes[node].gen, f: f})
+}
+
+// afterInput strikes the faults timed to the protocol that the last input
+// triggered.
+func (w *brokerWorld) afterInput() {
+	for len(w.pendingCrashes) > 0 {
+		pc := w.pendingCrashes[0]
+		w.pendingCrashes = w.pendingCrashes[1:]
+		if !w.nodes[pc.replica].up {
+			continue
+		}
+		w.counters.Timed[pc.kind]++
+		w.logf("timed crash of node %d %s", pc.replica, timedKindNames[pc.kind])
+		w.Crash(pc.replica, pc.powerLoss)
+	}
+}
+
+// downCount returns, for the group where it is highest, how many nodes
+// are down or have not caught up since they lost its memory.
+func (w *brokerWorld) downCount() int {
+	worst := 0
+	for g := 0; g < w.groups; g++ {
+		n := 0
+		for i := range w.nodes {
+			if !w.nodes[i].up || w.unhealthy[g][i] {
+				n++
+			}
+		}
+		worst = max(worst, n)
+	}
+	return worst
+}
+
+func (w *brokerWorld) timedCrash(i int, kind timedKind, ppm uint32) {
+	if !w.faultsEnabled || ppm == 0 || !w.nodes[i].up || !w.timed.Chance(ppm) {
+		return
+	}
+	for _, pc := range w.pendingCrashes {
+		if pc.replica == i {
+			return
+		}
+	}
+	if w.downCount()+len(w.pendingCrashes) >= DownMax(w.n, w.params.Durability) {
+		return
+	}
+	powerLoss := w.params.Durability == DurabilityPersisted && w.timed.Chance(w.params.PowerLossPPM)
+	w.pendingCrashes = append(w.pendingCrashes, pendingCrash{replica: i, kind: kind, powerLoss: powerLoss})
+	for _, s := range w.nodes[i].storages {
+		s.interrupt = true
+	}
+}
+
+func (w *brokerWorld) storageEventHandler(i int) func(storageEvent) {
+	return func(ev storageEvent) {
+		p := w.params
+		switch ev {
+		case eventSuperblockSubmit:
+			w.timedCrash(i, timedBeforeSuperblock, p.CrashBeforeSuperblockPPM)
+		case eventSuperblockDurable:
+			w.timedCrash(i, timedAfterSuperblock, p.CrashAfterSuperblockPPM)
+		case eventCheckpointSubmit, eventCheckpointLanded:
+			w.timedCrash(i, timedMidCheckpoint, p.CrashMidCheckpointPPM)
+		}
+	}
+}
+
+// onReplicaSend counts the protocol events a message stands for and draws
+// the faults timed to it.
+func (w *brokerWorld) onReplicaSend(i, g int, m *vsr.Message) {
+	p := w.params
+	switch m.Command {
+	case vsr.CommandPrepareOk:
+		w.timedCrash(i, timedAfterPrepareOk, p.CrashAfterPrepareOkPPM)
+	case vsr.CommandDoViewChange:
+		w.timedCrash(i, timedAfterDoViewChange, p.CrashAfterDoViewChangePPM)
+	case vsr.CommandStartView:
+		if m.View <= w.lastStartView[g][i] {
+			break
+		}
+		w.lastStartView[g][i] = m.View
+		w.counters.ViewChanges++
+		w.timedCrash(i, timedAfterStartView, p.CrashAfterStartViewPPM)
+		if p.Durability == DurabilityPersisted && w.faultsEnabled && w.powerLossAllAt == 0 && w.timed.Chance(p.PowerLossAllAfterViewPPM) {
+			w.powerLossAllAt = w.now + uint64(w.timed.Range(0, 2*p.IOLatencyTicksMax))
+		}
+	case vsr.CommandRequestPrepare:
+		w.counters.RepairRequests++
+	case vsr.CommandCheckpoint:
+		w.counters.CheckpointChunks++
+	}
+}
+
+// deliver hands a packet to its node: a replica message to the host of
+// its header's group, a client request to the node's request handler, a
+// reply to its client.
+func (w *brokerWorld) deliver(from, to int, p *brokerPacket, corrupted bool) {
+	b := w.scratch[:0]
+	b = binary.LittleEndian.AppendUint64(b, w.now)
+	b = binary.LittleEndian.AppendUint64(b, uint64(from)<<32|uint64(to))
+	switch {
+	case p.msg != nil:
+		b = b[:16+vsr.HeaderSize]
+		p.msg.Header.Encode(b[16:])
+	case p.req != nil:
+		b = binary.LittleEndian.AppendUint64(b, p.req.request<<8|uint64(p.req.op))
+	case p.rep != nil:
+		b = binary.LittleEndian.AppendUint64(b, p.rep.request<<8|uint64(p.rep.op))
+		b = binary.LittleEndian.AppendUint64(b, uint64(p.rep.code)<<32|uint64(len(p.rep.ids)))
+		b = binary.LittleEndian.AppendUint64(b, p.rep.base^p.rep.value)
+	}
+	_, _ = w.trace.Write(b)
+	if w.traceMessages && w.verbose != nil && p.msg != nil {
+		fmt.Fprintf(w.verbose, "[%6d] %d->%d g%d %s\n", w.now, from, to, p.msg.Group, p.msg)
+	}
+	if to >= w.n {
+		if corrupted {
+			w.counters.CorruptedRejected++
+			return
+		}
+		w.clients[to-w.n].receive(p.rep)
+		return
+	}
+	node := w.nodes[to]
+	if !node.up {
+		return
+	}
+	if p.msg == nil {
+		if corrupted {
+			w.counters.CorruptedRejected++
+			return
+		}
+		w.handleRequest(to, p.req)
+		return
+	}
+	g := int(p.msg.Group)
+	if p.msg.Group >= uint64(w.groups) {
+		if corrupted {
+			w.counters.CorruptedRejected++
+		}
+		return // a corrupted group id: no host of it here
+	}
+	h := node.hosts[g]
+	w.inputNode, w.inputGroup = to, g
+	if corrupted {
+		w.deliverCorrupted(to, g, h, p.msg)
+		return
+	}
+	h.Step(p.msg)
+	if p.msg.Command == vsr.CommandCheckpoint {
+		w.timedCrash(to, timedMidTransfer, w.params.CrashMidTransferPPM)
+	}
+	w.afterInput()
+}
+
+// deliverCorrupted hands a corrupted replica message to its host, which
+// must reject it by its checksums without changing state.
+func (w *brokerWorld) deliverCorrupted(to, g int, h *group.Host, m *vsr.Message) {
+	if m.Valid() {
+		panic(fmt.Sprintf("sim: a corrupted %s still passes its checksums", m.Command))
+	}
+	w.counters.CorruptedRejected++
+	r := h.Replica()
+	type state struct {
+		status                        vsr.Status
+		view, logView, op, cmin, cmax uint64
+	}
+	before := state{r.Status(), r.View(), r.LogView(), r.OpNumber(), r.CommitNumber(), r.CommitMax()}
+	sent := w.network.Counters.Sent
+	h.Step(m)
+	after := state{r.Status(), r.View(), r.LogView(), r.OpNumber(), r.CommitNumber(), r.CommitMax()}
+	if after != before || w.network.Counters.Sent != sent {
+		w.failAs("corruption", fmt.Errorf("node %d group %d acted on a corrupted %s", to, g, m.Command))
+	}
+	w.afterInput()
+}
+
+// handleRequest is node i's connection handler: a partition operation goes
+// to the group's host (which answers through Replies); a read is served
+// from the host's applied state when it may serve reads, else answered
+// with 58 (not the primary: try another node).
+func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
+	node := w.nodes[i]
+	if req.request <= node.lastRequest[req.client] {
+		return // a duplicate the client's TCP stream would never deliver
+	}
+	node.lastRequest[req.client] = req.request
+	h := node.hosts[req.group]
+	w.inputNode, w.inputGroup = i, req.group
+	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
+	switch req.op {
+	case brokerSend:
+		h.Submit(id, req.request, partition.OperationSendMessages, req.body)
+		w.afterInput()
+		return
+	case brokerStore:
+		h.Submit(id, req.request, partition.OperationStoreConsumerOffset, req.body)
+		w.afterInput()
+		return
+	}
+	rep := &brokerReply{client: req.client, request: req.request, group: req.group, op: req.op, hint: w.primaryHint(i, req.group)}
+	if !h.Serving() || h.Err() != nil {
+		rep.code = uint32(group.Code(vsr.DispositionNotPrimary))
+	} else if req.op == brokerPoll {
+		rep.offsets, rep.ids = w.serveLog(i, req.group, req.start, req.count)
+	} else {
+		rep.value, rep.found = h.View().StoredOffset(consumerKey(req.client))
+	}
+	w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: rep})
+}
+
+// primaryHint returns the primary of node i's view of group g.
+func (w *brokerWorld) primaryHint(i, g int) int {
+	h := w.host(i, g)
+	if h == nil {
+		return -1
+	}
+	return int(vsr.PrimaryIndex(h.Replica().View(), uint64(g), uint8(w.n)))
+}
+
+// consumerKey is client c's consumer.
+func consumerKey(c int) partition.ConsumerKey {
+	return partition.ConsumerKey{Kind: partition.ConsumerKindConsumer, ID: uint32(c + 1)}
+}
+
+// serveLog reads up to count messages from start out of node i's applied
+// state of group g: the segments, then the machine's unflushed batches,
+// clamped by the machine to what it applied (View.PollRange). With the
+// planted BugPollPastCommit it goes on into the sends the replica
+// prepared but has not committed.
+func (w *brokerWorld) serveLog(i, g int, start uint64, count uint32) (offsets, ids []uint64) {
+	h := w.nodes[i].hosts[g]
+	v := h.View()
+	first, last, ok := v.PollRange(start, count)
+	if ok {
+		add := func(b []byte) {
+			bv := batchView(b)
+			it := bv.Frames()
+			for f, more := it.Next(); more; f, more = it.Next() {
+				off := bv.BaseOffset() + uint64(f.OffsetDelta())
+				if off >= first && off <= last && (len(offsets) == 0 || off > offsets[len(offsets)-1]) {
+					offsets = append(offsets, off)
+					ids = append(ids, f.ID().Low)
+				}
+			}
+		}
+		for _, b := range w.nodes[i].segments[g].batches {
+			add(b)
+		}
+		for _, b := range v.Unflushed() {
+			add(b)
+		}
+	}
+	if w.bugs.Has(vsr.BugPollPastCommit) {
+		r := h.Replica()
+		next := v.NextOffset()
+		for op := r.CommitNumber() + 1; op <= r.OpNumber() && uint32(len(ids)) < count; op++ {
+			e, ok := r.Prepared(op)
+			if !ok || e.Operation != partition.OperationSendMessages {
+				continue
+			}
+			_, send, err := partition.DecodeSendMessages(e.Body)
+			if err != nil {
+				continue
+			}
+			it := batchView(send.Batch).Frames()
+			for f, more := it.Next(); more; f, more = it.Next() {
+				if next >= start && uint32(len(ids)) < count && (len(offsets) == 0 || next == offsets[len(offsets)-1]+1) {
+					offsets = append(offsets, next)
+					ids = append(ids, f.ID().Low)
+				}
+				next++
+			}
+		}
+	}
+	return offsets, ids
+}
+
+func (w *brokerWorld) randomProcessFaults() {
+	p := w.params
+	if p.PowerLossAllPPM > 0 && p.Durability == DurabilityPersisted && w.prng.Chance(p.PowerLossAllPPM) {
+		w.counters.PowerLossesAll++
+		w.logf("power loss of every node")
+		for i := range w.nodes {
+			w.Crash(i, true)
+		}
+		return
+	}
+	if w.prng.Chance(p.CrashPPM) && w.downCount() < DownMax(p.ReplicaCount, p.Durability) {
+		i := w.prng.IntN(p.ReplicaCount)
+		if w.nodes[i].up {
+			w.Crash(i, w.prng.Chance(p.PowerLossPPM))
+		}
+	}
+	if w.prng.Chance(p.RestartPPM) {
+		i := w.prng.IntN(p.ReplicaCount)
+		if !w.nodes[i].up {
+			w.Restart(i)
+		}
+	}
+}
+
+// Crash stops node i: every group's host loses its memory; with powerLoss
+// every group's disk and segment store also lose their unsynced writes.
+func (w *brokerWorld) Crash(i int, powerLoss bool) {
+	node := w.nodes[i]
+	if !node.up {
+		return
+	}
+	w.logf("crash node %d (power loss %v)", i, powerLoss)
+	w.counters.Crashes++
+	if powerLoss {
+		w.counters.PowerLosses++
+	}
+	node.up = false
+	node.gen++
+	for g := 0; g < w.groups; g++ {
+		node.hosts[g] = nil
+		node.storages[g].Crash(powerLoss)
+		node.segments[g].crash(powerLoss)
+		w.unhealthy[g][i] = true
+		w.commits[g].OnReset(i)
+		if !w.params.groupPersisted(g) && w.lostMemory[g] == "" {
+			lost := 0
+			for j := range w.nodes {
+				if !w.nodes[j].up || w.unhealthy[g][j] {
+					lost++
+				}
+			}
+			if lost > DownMax(w.n, DurabilityReplicated) {
+				w.lostMemory[g] = fmt.Sprintf("%d of %d nodes lost group %d's memory at tick %d (replicated topic)", lost, w.n, g, w.now)
+				w.logf("%s", w.lostMemory[g])
+			}
+		}
+	}
+	for g := 0; g < w.groups; g++ {
+		if w.lostMemory[g] != "" {
+			// The loss the seed allows a replicated topic may reassign
+			// its ops (a singleton restarts empty): commit-prefix
+			// agreement starts over from here.
+			w.commits[g] = NewCommitChecker(w.n)
+		}
+	}
+	w.network.DropTo(i)
+	b := binary.LittleEndian.AppendUint64(w.scratch[:0], uint64(i)|uint64(w.now)<<8|1<<63)
+	_, _ = w.trace.Write(b)
+}
+
+// Restart starts crashed node i again over its storage.
+func (w *brokerWorld) Restart(i int) {
+	if w.nodes[i].up {
+		return
+	}
+	w.logf("restart node %d", i)
+	w.counters.Restarts++
+	if err := w.start(i); err != nil {
+		panic(err) // the config was valid at start-up; this is our bug
+	}
+}
+
+// Liveness stops every fault, restarts a quorum core of nodes, isolates
+// the others, and gives the core LivenessTicks to converge every group
+// and finish every client's outstanding operation.
+func (w *brokerWorld) Liveness() {
+	if w.violation != nil {
+		return
+	}
+	core := w.chooseCore()
+	w.logf("liveness phase: core %v, %d ticks", core, w.params.LivenessTicks)
+	w.faultsEnabled = false
+	w.network.SetFaults(false)
+	w.network.Heal()
+	w.network.Unclog()
+	for _, node := range w.nodes {
+		for _, s := range node.storages {
+			s.SetFaults(false)
+		}
+	}
+	inCore := make([]bool, w.n)
+	for _, i := range core {
+		inCore[i] = true
+		w.Restart(i)
+	}
+	for i := range inCore {
+		if !inCore[i] {
+			w.network.Isolate(i)
+		}
+	}
+	for _, cl := range w.clients {
+		cl.stopped = true
+		if cl.call != nil && (cl.call.op == brokerPoll || cl.call.op == brokerReadOffset) {
+			cl.call = nil // a read changed nothing: it need not finish
+		}
+		if cl.call != nil {
+			cl.call.timeout = uint64(w.params.RequestTimeoutTicks) // the network healed: no backoff
+		}
+	}
+	w.core = core
+	for t := 0; t < w.params.LivenessTicks && w.violation == nil; t++ {
+		if w.livenessProblem() == "" {
+			break
+		}
+		w.Tick()
+	}
+}
+
+// chooseCore picks a quorum core of nodes, preferring ones that kept their
+// memory and whose disks the fault model leaves intact.
+func (w *brokerWorld) chooseCore() []int {
+	n := w.n
+	size := max(ReplicationQuorum(n), ViewChangeQuorum(n))
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	w.prng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rank := func(i int) int {
+		r := 0
+		if !w.nodes[i].up {
+			r += 2
+		}
+		for g := 0; g < w.groups; g++ {
+			if w.unhealthy[g][i] {
+				r += 2
+				break
+			}
+		}
+		if w.params.IsStorageFaulty(i) {
+			r++
+		}
+		return r
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
+	core := append([]int(nil), order[:size]...)
+	sort.Ints(core)
+	return core
+}
+
+// waived reports why group g's durability and liveness checks do not
+// apply ("" if they do): its topic is replicated and more than f of its
+// replicas lost their memory at once.
+func (w *brokerWorld) waived(g int) string { return w.lostMemory[g] }
+
+// livenessProblem describes what keeps the core from having converged:
+// a group whose core replicas are not all in normal status in one view
+// with one primary and equal commit numbers, or a client still waiting.
+func (w *brokerWorld) livenessProblem() string {
+	for g := 0; g < w.groups; g++ {
+		if w.waived(g) != "" {
+			continue
+		}
+		var view, commit uint64
+		primaries := 0
+		for k, i := range w.core {
+			h := w.host(i, g)
+			if h == nil {
+				return fmt.Sprintf("group %d: core node %d is down", g, i)
+			}
+			r := h.Replica()
+			if r.Status() != vsr.StatusNormal {
+				return fmt.Sprintf("group %d: core node %d is %s (view %d op %d commit %d/%d)", g, i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
+			}
+			if k == 0 {
+				view, commit = r.View(), r.CommitNumber()
+			}
+			if r.View() != view || r.CommitNumber() != commit || r.CommitNumber() != r.CommitMax() {
+				return fmt.Sprintf("group %d: core node %d at view %d op %d commit %d/%d, node %d at view %d commit %d", g, i, r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), w.core[0], view, commit)
+			}
+			if r.Primary() {
+				primaries++
+				if !h.Serving() {
+					return fmt.Sprintf("group %d: core primary node %d cannot serve reads (behind: %v, commit %d/%d)", g, i, r.Behind(), r.CommitNumber(), r.CommitMax())
+				}
+			}
+		}
+		if primaries != 1 {
+			return fmt.Sprintf("group %d: %d primaries in the core", g, primaries)
+		}
+		if commit < w.commitMax[g] {
+			return fmt.Sprintf("group %d: core commit %d below op %d, which a replica committed before", g, commit, w.commitMax[g])
+		}
+	}
+	for _, cl := range w.clients {
+		if cl.call != nil && w.waived(cl.call.group) == "" {
+			return fmt.Sprintf("client %d still waits for its %s to group %d (request %d, first sent at tick %d)",
+				cl.index, brokerOpNames[cl.call.op], cl.call.group, cl.call.request, cl.call.firstTick)
+		}
+	}
+	return ""
+}
+
+// finish runs the end-of-run checkers and fills res.
+func (w *brokerWorld) finish(res *Result) {
+	w.fill(res)
+	if w.violation != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: w.violationKind, Detail: w.violation.Error()}
+		return
+	}
+	if w.core != nil {
+		if p := w.livenessProblem(); p != "" {
+			res.Outcome = Outcome{Kind: OutcomeLiveness, Checker: "liveness", Detail: p + w.summary()}
+			return
+		}
+		w.readFinalLogs()
+		if w.violation != nil {
+			res.Outcome = Outcome{Kind: OutcomeSafety, Checker: w.violationKind, Detail: w.violation.Error()}
+			return
+		}
+	}
+	if checker, err := w.check(); err != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: checker, Detail: err.Error()}
+	}
+}
+
+// readFinalLogs reads, for every group, the log its core primary serves,
+// and checks that every core replica's applied log agrees with it.
+func (w *brokerWorld) readFinalLogs() {
+	w.finalLogs = make([][]uint64, w.groups)
+	for g := 0; g < w.groups; g++ {
+		if w.waived(g) != "" {
+			continue
+		}
+		// The reader: the primary, or, if its partition is fenced (its
+		// segments miss history), another core replica that is not.
+		p := w.primaryOf(g)
+		if p < 0 {
+			continue
+		}
+		if w.host(p, g).Err() != nil {
+			p = -1
+			for _, i := range w.core {
+				if h := w.host(i, g); h != nil && h.Err() == nil {
+					p = i
+					break
+				}
+			}
+			if p < 0 {
+				w.failAs("fenced", fmt.Errorf("group %d: every core replica fenced the partition (%s): none can serve it", g, w.fenced[g]))
+				return
+			}
+		}
+		offs, ids := w.serveLog(p, g, 0, ^uint32(0))
+		for k, off := range offs {
+			if off != uint64(k) {
+				w.failAs("durability", fmt.Errorf("group %d: node %d serves offset %d (message %x) as its message %d: its log has a hole below (first unflushed %s, flushed segments end at %d)",
+					g, p, off, ids[k], k, firstUnflushed(w.host(p, g).View()), w.nodes[p].segments[g].end()))
+				return
+			}
+		}
+		w.finalLogs[g] = ids
+		for _, i := range w.core {
+			if i == p || w.host(i, g).Err() != nil {
+				continue // a fenced replica serves nothing
+			}
+			offsets, other := w.serveLog(i, g, 0, ^uint32(0))
+			for k := range other {
+				if offsets[k] != uint64(k) || k >= len(ids) || other[k] != ids[k] {
+					w.failAs("durability", fmt.Errorf("group %d: core node %d serves message %d at offset %d, the primary (node %d) serves %s",
+						g, i, other[k], offsets[k], p, idAt(ids, offsets[k])))
+					return
+				}
+			}
+			if len(other) != len(ids) {
+				w.failAs("durability", fmt.Errorf("group %d: core node %d holds %d messages, the primary (node %d) %d, at the same commit",
+					g, i, len(other), p, len(ids)))
+				return
+			}
+		}
+	}
+}
+
+func firstUnflushed(v interface{ FirstUnflushedOffset() (uint64, bool) }) string {
+	if off, ok := v.FirstUnflushedOffset(); ok {
+		return fmt.Sprint(off)
+	}
+	return "none"
+}
+
+func idAt(ids []uint64, off uint64) string {
+	if off < uint64(len(ids)) {
+		return fmt.Sprint(ids[off])
+	}
+	return "nothing"
+}
+
+func (w *brokerWorld) summary() string {
+	out := "\n"
+	for g := 0; g < w.groups; g++ {
+		out += fmt.Sprintf("group %d:", g)
+		for i := range w.nodes {
+			h := w.host(i, g)
+			if h == nil {
+				out += fmt.Sprintf(" n%d=down", i)
+				continue
+			}
+			r := h.Replica()
+			out += fmt.Sprintf(" n%d=%s/v%d/op%d/c%d/%d", i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
+		}
+		out += "\n"
+	}
+	return out
+}
+
+func (w *brokerWorld) fill(res *Result) {
+	res.TraceHash = w.trace.Sum64()
+	res.Ticks = w.now
+	var committed uint64
+	for g := 0; g < w.groups; g++ {
+		for i := range w.nodes {
+			if h := w.host(i, g); h != nil {
+				committed = max(committed, h.Replica().CommitNumber())
+			}
+		}
+	}
+	res.Committed = committed
+	res.Requests = len(w.history.entries)
+	for _, e := range w.history.entries {
+		if e.done {
+			res.Completed++
+		}
+	}
+	res.Network = w.network.Counters
+	for _, node := range w.nodes {
+		for _, s := range node.storages {
+			res.Storage.add(s.Counters)
+		}
+	}
+	res.Process = w.counters
+	for _, cl := range w.clients {
+		res.Process.ClientRetries += cl.retries
+	}
+	var waived []string
+	for g := 0; g < w.groups; g++ {
+		if w.lostMemory[g] != "" {
+			waived = append(waived, w.lostMemory[g])
+		}
+	}
+	if len(waived) > 0 {
+		res.DurabilityWaived = fmt.Sprint(waived)
+	}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...)}
+	for _, e := range w.history.entries {
+		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
+			res.broker.nonEmptyPolls++
+		}
+		if e.op == brokerSend && e.done && e.outcome == outcomeOK {
+			res.broker.ackedSends++
+		}
+	}
+}
+
+// brokerSummary is what a broker run adds to its Result.
+type brokerSummary struct {
+	groups        int
+	ackedSends    int
+	nonEmptyPolls int
+	fenced        []string
+}

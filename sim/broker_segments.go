@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/partition"
+)
+
+// ErrMissingHistory reports a segment store that holds less than the
+// partition machine restored over it says was flushed: the partition must
+// be fenced (and repaired from peers), never served with a hole.
+var ErrMissingHistory = errors.New("sim: segments miss flushed messages")
+
+func batchView(b []byte) wire.BatchView { return wire.BatchView(b) }
+
+// simSegments is one node's segment and offset files of one partition
+// (group.Effects), with a file system's crash semantics: a flush writes
+// into the page cache, which survives a process crash; a power loss keeps
+// only what a sync covered (and, with UnsyncedKeepPPM, a prefix of what the
+// disk happened to write back). A persisted topic's flush syncs before
+// its reply (the host waits for the ticket); a replicated topic's flush
+// never syncs.
+type simSegments struct {
+	w         *brokerWorld
+	node      int
+	group     int
+	persisted bool
+	// batches are the flushed, stamped batches in offset order;
+	// batches[:synced] are durable.
+	batches [][]byte
+	synced  int
+	offsets []partition.StoredOffset
+	ticket  uint64
+}
+
+// end returns the offset after the last flushed message (0 if none).
+func (s *simSegments) end() uint64 {
+	if len(s.batches) == 0 {
+		return 0
+	}
+	v := batchView(s.batches[len(s.batches)-1])
+	return v.BaseOffset() + uint64(v.MessageCount())
+}
+
+// CarryOut implements group.Effects.
+func (s *simSegments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, wire.ErrorCode, error) {
+	switch e.Kind {
+	case partition.EffectFlush:
+		for _, b := range m.Unflushed() {
+			v := batchView(b)
+			if v.BaseOffset()+uint64(v.MessageCount())-1 > e.UpTo {
+				break
+			}
+			s.batches = append(s.batches, append([]byte(nil), b...))
+		}
+		m.MarkFlushed(e.UpTo)
+		if s.persisted {
+			s.ticket++
+			ticket, upTo, node, g := s.ticket, len(s.batches), s.w.nodes[s.node], s.group
+			s.w.submitIO(s.node, func() {
+				s.synced = max(s.synced, min(upTo, len(s.batches)))
+				if h := node.hosts[g]; h != nil {
+					h.EffectsDurable(ticket)
+				}
+			})
+			return ticket, wire.ErrorCodeOK, nil
+		}
+	case partition.EffectOffsetStored:
+		s.setOffset(e.Consumer, e.Offset, true)
+	case partition.EffectOffsetDeleted:
+		s.setOffset(e.Consumer, 0, false)
+	case partition.EffectPurged:
+		s.batches, s.offsets, s.synced = nil, nil, 0
+	case partition.EffectSegmentsDeleted:
+		kept := s.batches[:0]
+		for _, b := range s.batches {
+			v := batchView(b)
+			if v.BaseOffset()+uint64(v.MessageCount()) > e.Below {
+				kept = append(kept, b)
+			}
+		}
+		s.batches = kept
+		s.synced = min(s.synced, len(kept))
+	default:
+		return 0, wire.ErrError, fmt.Errorf("sim: unknown effect %d", e.Kind)
+	}
+	return 0, wire.ErrorCodeOK, nil
+}
+
+func (s *simSegments) setOffset(key partition.ConsumerKey, offset uint64, stored bool) {
+	for i, o := range s.offsets {
+		if o.Key == key {
+			if stored {
+				s.offsets[i].Offset = offset
+			} else {
+				s.offsets = append(s.offsets[:i], s.offsets[i+1:]...)
+			}
+			return
+		}
+	}
+	if stored {
+		s.offsets = append(s.offsets, partition.StoredOffset{Key: key, Offset: offset})
+	}
+}
+
+// Reset implements group.Effects: the segments keep what m holds flushed
+// and drop what lies beyond (its ops are applied again). Segments that end
+// before m's flushed frontier miss history: Reset fails, and the host
+// reports it (Host.Err), which fences the partition on this node.
+func (s *simSegments) Reset(m *partition.Machine) error {
+	frontier := m.NextOffset()
+	if first, ok := m.FirstUnflushedOffset(); ok {
+		frontier = first
+	}
+	kept := s.batches[:0]
+	for _, b := range s.batches {
+		if batchView(b).BaseOffset() < frontier {
+			kept = append(kept, b)
+		}
+	}
+	s.batches = kept
+	s.synced = min(s.synced, len(kept))
+	s.offsets = append(s.offsets[:0], m.StoredOffsets()...)
+	// The segments must hold every flushed message, from the machine's
+	// first offset to its flush frontier, without a gap: a restart that
+	// lost some (a power loss of unsynced files) and kept later ones has a
+	// hole, not a shorter log.
+	next := m.FirstOffset()
+	for _, b := range s.batches {
+		v := batchView(b)
+		if end := v.BaseOffset() + uint64(v.MessageCount()); end <= next {
+			continue // below the first offset still held
+		}
+		if v.BaseOffset() != next {
+			return fmt.Errorf("%w: node %d group %d: segments hold offset %d after %d, the restored machine flushed up to %d",
+				ErrMissingHistory, s.node, s.group, v.BaseOffset(), next, frontier)
+		}
+		next = v.BaseOffset() + uint64(v.MessageCount())
+	}
+	if next < frontier {
+		return fmt.Errorf("%w: node %d group %d: segments end at offset %d, the restored machine flushed up to %d",
+			ErrMissingHistory, s.node, s.group, next, frontier)
+	}
+	return nil
+}
+
+// crash loses the page cache on power loss: what no sync covered is gone,
+// but for a prefix the disk wrote back on its own (UnsyncedKeepPPM per
+// batch, in order).
+func (s *simSegments) crash(powerLoss bool) {
+	if !powerLoss {
+		return
+	}
+	keep := s.synced
+	for keep < len(s.batches) && s.w.ioPRNG.Chance(s.w.params.UnsyncedKeepPPM) {
+		keep++
+	}
+	s.batches = s.batches[:keep]
+	s.synced = keep
+}
