@@ -1,0 +1,394 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/stratabroker/strata/vsr"
+)
+
+// The broker world's process faults, its liveness phase and the end of a
+// run: the final reads and the checks of the whole history (broker.go
+// holds the world, its nodes and their messages).
+
+func (w *brokerWorld) randomProcessFaults() {
+	p := w.params
+	if p.PowerLossAllPPM > 0 && p.Durability == DurabilityPersisted && w.prng.Chance(p.PowerLossAllPPM) {
+		w.counters.PowerLossesAll++
+		w.logf("power loss of every node")
+		for i := range w.nodes {
+			w.Crash(i, true)
+		}
+		return
+	}
+	if w.prng.Chance(p.CrashPPM) && w.downCount() < DownMax(p.ReplicaCount, p.Durability) {
+		i := w.prng.IntN(p.ReplicaCount)
+		if w.nodes[i].up {
+			w.Crash(i, w.prng.Chance(p.PowerLossPPM))
+		}
+	}
+	if w.prng.Chance(p.RestartPPM) {
+		i := w.prng.IntN(p.ReplicaCount)
+		if !w.nodes[i].up {
+			w.Restart(i)
+		}
+	}
+}
+
+// Crash stops node i: every group's host loses its memory; with powerLoss
+// every group's disk and segment store also lose their unsynced writes.
+func (w *brokerWorld) Crash(i int, powerLoss bool) {
+	node := w.nodes[i]
+	if !node.up {
+		return
+	}
+	w.logf("crash node %d (power loss %v)", i, powerLoss)
+	w.counters.Crashes++
+	if powerLoss {
+		w.counters.PowerLosses++
+	}
+	node.up = false
+	node.gen++
+	for g := 0; g < w.groups; g++ {
+		node.hosts[g] = nil
+		node.storages[g].Crash(powerLoss)
+		node.segments[g].crash(powerLoss)
+		w.unhealthy[g][i] = true
+		w.commits[g].OnReset(i)
+		if !w.params.groupPersisted(g) && w.lostMemory[g] == "" {
+			lost := 0
+			for j := range w.nodes {
+				if !w.nodes[j].up || w.unhealthy[g][j] {
+					lost++
+				}
+			}
+			if lost > DownMax(w.n, DurabilityReplicated) {
+				w.lostMemory[g] = fmt.Sprintf("%d of %d nodes lost group %d's memory at tick %d (replicated topic)", lost, w.n, g, w.now)
+				w.logf("%s", w.lostMemory[g])
+			}
+		}
+	}
+	for g := 0; g < w.groups; g++ {
+		if w.lostMemory[g] != "" {
+			// The loss the seed allows a replicated topic may reassign
+			// its ops (a singleton restarts empty): commit-prefix
+			// agreement starts over from here.
+			w.commits[g] = NewCommitChecker(w.n)
+		}
+	}
+	w.network.DropTo(i)
+	b := binary.LittleEndian.AppendUint64(w.scratch[:0], uint64(i)|uint64(w.now)<<8|1<<63)
+	_, _ = w.trace.Write(b)
+}
+
+// Restart starts crashed node i again over its storage.
+func (w *brokerWorld) Restart(i int) {
+	if w.nodes[i].up {
+		return
+	}
+	w.logf("restart node %d", i)
+	w.counters.Restarts++
+	if err := w.start(i); err != nil {
+		panic(err) // the config was valid at start-up; this is our bug
+	}
+}
+
+// Liveness stops every fault, restarts a quorum core of nodes, isolates
+// the others, and gives the core LivenessTicks to converge every group
+// and finish every client's outstanding operation.
+func (w *brokerWorld) Liveness() {
+	if w.violation != nil {
+		return
+	}
+	core := w.chooseCore()
+	w.logf("liveness phase: core %v, %d ticks", core, w.params.LivenessTicks)
+	w.faultsEnabled = false
+	w.network.SetFaults(false)
+	w.network.Heal()
+	w.network.Unclog()
+	for _, node := range w.nodes {
+		for _, s := range node.storages {
+			s.SetFaults(false)
+		}
+	}
+	inCore := make([]bool, w.n)
+	for _, i := range core {
+		inCore[i] = true
+		w.Restart(i)
+	}
+	for i := range inCore {
+		if !inCore[i] {
+			w.network.Isolate(i)
+		}
+	}
+	for _, cl := range w.clients {
+		cl.stopped = true
+		if cl.call != nil && (cl.call.op == brokerPoll || cl.call.op == brokerReadOffset) {
+			cl.call = nil // a read changed nothing: it need not finish
+		}
+		if cl.call != nil {
+			cl.call.timeout = uint64(w.params.RequestTimeoutTicks) // the network healed: no backoff
+		}
+	}
+	w.core = core
+	for t := 0; t < w.params.LivenessTicks && w.violation == nil; t++ {
+		if w.livenessProblem() == "" {
+			break
+		}
+		w.Tick()
+	}
+}
+
+// chooseCore picks a quorum core of nodes, preferring ones that kept their
+// memory and whose disks the fault model leaves intact.
+func (w *brokerWorld) chooseCore() []int {
+	n := w.n
+	size := max(ReplicationQuorum(n), ViewChangeQuorum(n))
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	w.prng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rank := func(i int) int {
+		r := 0
+		if !w.nodes[i].up {
+			r += 2
+		}
+		for g := 0; g < w.groups; g++ {
+			if w.unhealthy[g][i] {
+				r += 2
+				break
+			}
+		}
+		if w.params.IsStorageFaulty(i) {
+			r++
+		}
+		return r
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
+	core := append([]int(nil), order[:size]...)
+	sort.Ints(core)
+	return core
+}
+
+// waived reports why group g's durability and liveness checks do not
+// apply ("" if they do): its topic is replicated and more than f of its
+// replicas lost their memory at once.
+func (w *brokerWorld) waived(g int) string { return w.lostMemory[g] }
+
+// livenessProblem describes what keeps the core from having converged:
+// a group whose core replicas are not all in normal status in one view
+// with one primary and equal commit numbers, or a client still waiting.
+func (w *brokerWorld) livenessProblem() string {
+	for g := 0; g < w.groups; g++ {
+		if w.waived(g) != "" {
+			continue
+		}
+		var view, commit uint64
+		primaries := 0
+		for k, i := range w.core {
+			h := w.host(i, g)
+			if h == nil {
+				return fmt.Sprintf("group %d: core node %d is down", g, i)
+			}
+			r := h.Replica()
+			if r.Status() != vsr.StatusNormal {
+				return fmt.Sprintf("group %d: core node %d is %s (view %d op %d commit %d/%d)", g, i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
+			}
+			if k == 0 {
+				view, commit = r.View(), r.CommitNumber()
+			}
+			if r.View() != view || r.CommitNumber() != commit || r.CommitNumber() != r.CommitMax() {
+				return fmt.Sprintf("group %d: core node %d at view %d op %d commit %d/%d, node %d at view %d commit %d", g, i, r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), w.core[0], view, commit)
+			}
+			if r.Primary() {
+				primaries++
+				if !h.Serving() {
+					return fmt.Sprintf("group %d: core primary node %d cannot serve reads (behind: %v, commit %d/%d)", g, i, r.Behind(), r.CommitNumber(), r.CommitMax())
+				}
+			}
+		}
+		if primaries != 1 {
+			return fmt.Sprintf("group %d: %d primaries in the core", g, primaries)
+		}
+		if commit < w.commitMax[g] {
+			return fmt.Sprintf("group %d: core commit %d below op %d, which a replica committed before", g, commit, w.commitMax[g])
+		}
+	}
+	for _, cl := range w.clients {
+		if cl.call != nil && w.waived(cl.call.group) == "" {
+			return fmt.Sprintf("client %d still waits for its %s to group %d (request %d, first sent at tick %d)",
+				cl.index, brokerOpNames[cl.call.op], cl.call.group, cl.call.request, cl.call.firstTick)
+		}
+	}
+	return ""
+}
+
+// finish runs the end-of-run checkers and fills res.
+func (w *brokerWorld) finish(res *Result) {
+	w.fill(res)
+	if w.violation != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: w.violationKind, Detail: w.violation.Error()}
+		return
+	}
+	if w.core != nil {
+		if p := w.livenessProblem(); p != "" {
+			res.Outcome = Outcome{Kind: OutcomeLiveness, Checker: "liveness", Detail: p + w.summary()}
+			return
+		}
+		w.readFinalLogs()
+		if w.violation != nil {
+			res.Outcome = Outcome{Kind: OutcomeSafety, Checker: w.violationKind, Detail: w.violation.Error()}
+			return
+		}
+	}
+	if checker, err := w.check(); err != nil {
+		res.Outcome = Outcome{Kind: OutcomeSafety, Checker: checker, Detail: err.Error()}
+	}
+}
+
+// readFinalLogs reads, for every group, the log its core primary serves,
+// and checks that every core replica's applied log agrees with it.
+func (w *brokerWorld) readFinalLogs() {
+	w.finalLogs = make([][]uint64, w.groups)
+	for g := 0; g < w.groups; g++ {
+		if w.waived(g) != "" {
+			continue
+		}
+		// The reader: the primary, or, if its partition is fenced (its
+		// segments miss history), another core replica that is not.
+		p := w.primaryOf(g)
+		if p < 0 {
+			continue
+		}
+		if w.host(p, g).Err() != nil {
+			p = -1
+			for _, i := range w.core {
+				if h := w.host(i, g); h != nil && h.Err() == nil {
+					p = i
+					break
+				}
+			}
+			if p < 0 {
+				w.failAs("fenced", fmt.Errorf("group %d: every core replica fenced the partition (%s): none can serve it", g, w.fenced[g]))
+				return
+			}
+		}
+		offs, ids := w.serveLog(p, g, 0, ^uint32(0))
+		for k, off := range offs {
+			if off != uint64(k) {
+				w.failAs("durability", fmt.Errorf("group %d: node %d serves offset %d (message %x) as its message %d: its log has a hole below (first unflushed %s, flushed segments end at %d)",
+					g, p, off, ids[k], k, firstUnflushed(w.host(p, g).View()), w.nodes[p].segments[g].end()))
+				return
+			}
+		}
+		w.finalLogs[g] = ids
+		for _, i := range w.core {
+			if i == p || w.host(i, g).Err() != nil {
+				continue // a fenced replica serves nothing
+			}
+			offsets, other := w.serveLog(i, g, 0, ^uint32(0))
+			for k := range other {
+				if offsets[k] != uint64(k) || k >= len(ids) || other[k] != ids[k] {
+					w.failAs("durability", fmt.Errorf("group %d: core node %d serves message %d at offset %d, the primary (node %d) serves %s",
+						g, i, other[k], offsets[k], p, idAt(ids, offsets[k])))
+					return
+				}
+			}
+			if len(other) != len(ids) {
+				w.failAs("durability", fmt.Errorf("group %d: core node %d holds %d messages, the primary (node %d) %d, at the same commit",
+					g, i, len(other), p, len(ids)))
+				return
+			}
+		}
+	}
+}
+
+func firstUnflushed(v interface{ FirstUnflushedOffset() (uint64, bool) }) string {
+	if off, ok := v.FirstUnflushedOffset(); ok {
+		return fmt.Sprint(off)
+	}
+	return "none"
+}
+
+func idAt(ids []uint64, off uint64) string {
+	if off < uint64(len(ids)) {
+		return fmt.Sprint(ids[off])
+	}
+	return "nothing"
+}
+
+func (w *brokerWorld) summary() string {
+	out := "\n"
+	for g := 0; g < w.groups; g++ {
+		out += fmt.Sprintf("group %d:", g)
+		for i := range w.nodes {
+			h := w.host(i, g)
+			if h == nil {
+				out += fmt.Sprintf(" n%d=down", i)
+				continue
+			}
+			r := h.Replica()
+			out += fmt.Sprintf(" n%d=%s/v%d/op%d/c%d/%d", i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
+		}
+		out += "\n"
+	}
+	return out
+}
+
+func (w *brokerWorld) fill(res *Result) {
+	res.TraceHash = w.trace.Sum64()
+	res.Ticks = w.now
+	var committed uint64
+	for g := 0; g < w.groups; g++ {
+		for i := range w.nodes {
+			if h := w.host(i, g); h != nil {
+				committed = max(committed, h.Replica().CommitNumber())
+			}
+		}
+	}
+	res.Committed = committed
+	res.Requests = len(w.history.entries)
+	for _, e := range w.history.entries {
+		if e.done {
+			res.Completed++
+		}
+	}
+	res.Network = w.network.Counters
+	for _, node := range w.nodes {
+		for _, s := range node.storages {
+			res.Storage.add(s.Counters)
+		}
+	}
+	res.Process = w.counters
+	for _, cl := range w.clients {
+		res.Process.ClientRetries += cl.retries
+	}
+	var waived []string
+	for g := 0; g < w.groups; g++ {
+		if w.lostMemory[g] != "" {
+			waived = append(waived, w.lostMemory[g])
+		}
+	}
+	if len(waived) > 0 {
+		res.DurabilityWaived = fmt.Sprint(waived)
+	}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...)}
+	for _, e := range w.history.entries {
+		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
+			res.broker.nonEmptyPolls++
+		}
+		if e.op == brokerSend && e.done && e.outcome == outcomeOK {
+			res.broker.ackedSends++
+		}
+	}
+}
+
+// brokerSummary is what a broker run adds to its Result.
+type brokerSummary struct {
+	groups        int
+	ackedSends    int
+	nonEmptyPolls int
+	fenced        []string
+}
