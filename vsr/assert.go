@@ -212,10 +212,10 @@ func (r *Replica) assertHeaders(m *Message, body []byte) {
 // answers an op the replica applied; a disposition (the request did not
 // commit here) names no op.
 func (r *Replica) assertReply(m *Message) {
-	if m.Command != CommandReply || m.Group != r.cfg.Group {
-		if m.Command != CommandEviction || m.Group != r.cfg.Group {
-			panic(fmt.Sprintf("vsr: %s of group %d sent to a client", m.Command, m.Group))
-		}
+	if m.Group != r.cfg.Group || (m.Command != CommandReply && m.Command != CommandEviction) {
+		panic(fmt.Sprintf("vsr: %s of group %d sent to a client", m.Command, m.Group))
+	}
+	if m.Command == CommandEviction {
 		return
 	}
 	if m.Disposition != 0 {
