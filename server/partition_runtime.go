@@ -321,6 +321,9 @@ func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count 
 
 // pollOnShard is poll on the owning shard.
 func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
+	if g := p.vsr; g.clustered && !g.host.Serving() {
+		return dst, wire.ErrTransientNotAccepted // not the primary (replica_plane.go)
+	}
 	current, _ := p.machine.CurrentOffset()
 	if p.fenced != nil {
 		// The last offset served, not what lies past the damage.

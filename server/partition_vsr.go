@@ -100,6 +100,13 @@ type vsrGroup struct {
 	files []byte
 	// opened is set once the host is open (syncs may go to the ring).
 	opened bool
+	// clustered: the group has peers (replica_plane.go), and the machine
+	// a restore or a start gives the host is what storage is cut back to
+	// (resetToMachine), not the state recovered from the files. closed is
+	// set once the partition closed: ticks and messages still queued for
+	// the shard find nothing to drive. truncatePending: storage is to be
+	// cut back to an empty machine before the first op is applied.
+	clustered, closed, truncatePending bool
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -130,15 +137,16 @@ func vsrReplicaConfig(k partKey) vsr.Config {
 // runs on the owning shard, after the files were recovered into
 // p.machine.
 func (p *partitionRuntime) openGroup(cfg partition.Config) error {
-	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint()}
+	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint(), clustered: p.s.cluster.clustered()}
 	rc := vsrReplicaConfig(p.key)
+	p.s.cluster.configure(&rc)
 	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
 	if err != nil {
 		return err
 	}
 	g.storage = st
-	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: vsrCheckpointEvery},
-		group.Binding{Storage: st, Peers: noPeers{}, Clock: serverClock{p.s}, Effects: g, Replies: g})
+	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: p.s.cluster.checkpointEvery()},
+		group.Binding{Storage: st, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
 	if err != nil {
 		return errors.Join(err, st.close())
 	}
@@ -201,6 +209,28 @@ func (g *vsrGroup) submit(operation uint8, body []byte, done completion) {
 	}
 	g.enter()
 	g.host.Submit(vsrClient, g.request, operation, body)
+	g.leave()
+	g.logGroupFailure()
+}
+
+// step hands the host a peer's message, on the owning shard.
+func (g *vsrGroup) step(m *vsr.Message) {
+	if g == nil || g.closed || !g.opened {
+		return
+	}
+	g.enter()
+	g.host.Step(m)
+	g.leave()
+	g.logGroupFailure()
+}
+
+// tick advances the host's timeouts, on the owning shard.
+func (g *vsrGroup) tick() {
+	if g == nil || g.closed || !g.opened {
+		return
+	}
+	g.enter()
+	g.host.Tick()
 	g.leave()
 	g.logGroupFailure()
 }
@@ -271,6 +301,9 @@ func (g *vsrGroup) FlushAll(*partition.Machine) error { return g.p.flushAll() }
 // means they lost history the group committed and flushed: the partition
 // is fenced, never served as a shorter healthy one.
 func (g *vsrGroup) Reset(m *partition.Machine) error {
+	if g.clustered {
+		return g.resetClustered(m)
+	}
 	if g.files == nil {
 		return fmt.Errorf("partition %s: storage reset after open (state transfer is not bound yet)", g.p.dir)
 	}
@@ -294,6 +327,12 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 
 // BeforeApply implements group.Observer: the test hook.
 func (g *vsrGroup) BeforeApply(op, timestamp uint64, operation uint8, body []byte) {
+	if g.truncatePending {
+		g.truncatePending = false
+		if err := g.resetToMachine(g.p.machine); err != nil {
+			g.p.fence(err)
+		}
+	}
 	g.reserveQueued(operation, body)
 	if observe := g.p.s.partitionOpObserver.Load(); observe != nil {
 		(*observe)(g.p, op, timestamp, operation, body)
@@ -326,6 +365,7 @@ func (g *vsrGroup) AfterApply(_ uint64, operation uint8, body []byte, code wire.
 
 // close answers every waiter still pending and closes consensus.vsr.
 func (g *vsrGroup) close() error {
+	g.closed = true
 	for req, done := range g.waiting {
 		delete(g.waiting, req)
 		done.complete(applied{status: wire.ErrTransientNotCommitted})

@@ -73,6 +73,9 @@ type Options struct {
 	// HTTP builds the handler served on the [http] listener (the REST API
 	// and /metrics) when http.enabled; nil serves nothing there.
 	HTTP func(*Server) (http.Handler, error)
+	// Cluster makes the server one replica of a cluster (replica_plane.go);
+	// the zero value is a single node.
+	Cluster ClusterOptions
 }
 
 // Server is one single-node Strata broker.
@@ -154,6 +157,10 @@ type Server struct {
 	// partitionOpObserver sees every partition operation applied (a test
 	// hook, partition_submit.go); unset in production.
 	partitionOpObserver partitionOpObserver
+	// cluster is the replica plane's configuration; replicaStop ends its
+	// ticker, which closes replicaStopped (replica_plane.go).
+	cluster                     ClusterOptions
+	replicaStop, replicaStopped chan struct{}
 }
 
 // New opens (or creates) the data directory, recovers the metadata and
@@ -162,6 +169,9 @@ type Server struct {
 func New(opts Options) (srv *Server, err error) {
 	if opts.Config == nil {
 		return nil, fmt.Errorf("%w: no configuration", config.ErrInvalid)
+	}
+	if err := opts.Cluster.check(); err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
@@ -197,6 +207,7 @@ func New(opts Options) (srv *Server, err error) {
 		conns:     map[uint32]*connection{},
 		done:      make(chan error, 1),
 		httpNew:   opts.HTTP,
+		cluster:   opts.Cluster,
 	}
 	s.groupState = newGroupRuntime()
 	if mp := opts.Config.System.MemoryPool; mp.Enabled {
@@ -289,6 +300,7 @@ func (s *Server) Start() error {
 		}
 		s.setBound(bound)
 	}
+	s.startReplicaPlane()
 	verifierCtx, stopVerifier := context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.stopVerifier = stopVerifier
@@ -521,6 +533,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.close()
 	}
+	s.stopReplicaPlane()
 	waited := make(chan struct{})
 	go func() {
 		s.wg.Wait()

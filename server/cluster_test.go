@@ -1,0 +1,162 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/server"
+	"github.com/stratabroker/strata/vsr"
+)
+
+// TestClusterReplicatesAcrossRestartAndViewChange runs three real servers
+// whose partition groups span all three over the in-memory replica plane.
+// Through real sockets: sends are acknowledged by each partition's
+// primary (primaries spread by group) and polled back; a replica is
+// stopped and sends go on (a view change moves the primary of its group);
+// it comes back over the same data directory, runs the recovery protocol
+// and catches up from its peers; then the primary of another group is
+// stopped, the returned replica becomes that group's primary, and a poll
+// from it returns every acknowledged message, including those sent while
+// it was down.
+func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
+	const partitions = 3
+	c := startCluster(t, 3, server.ClusterOptions{})
+	c.createTopic(partitions)
+
+	acked := make([][]ackedMessage, partitions)
+	sendRound := func(tag string, batches int) {
+		for b := 0; b < batches; b++ {
+			for p := uint32(0); p < partitions; p++ {
+				acked[p] = append(acked[p], c.send(p, tag, 5)...)
+			}
+		}
+	}
+	checkAll := func() {
+		for p := uint32(0); p < partitions; p++ {
+			c.checkPoll(c.primary(p), p, acked[p])
+		}
+	}
+
+	// Primaries are spread by group: in view 0 partition p's primary is
+	// replica (0 + group) % 3, and group p of stream 0 topic 0 is p.
+	leaders := map[int]bool{}
+	for p := uint32(0); p < partitions; p++ {
+		i := c.primary(p)
+		st, _ := c.status(i, p)
+		if want := vsr.PrimaryIndex(st.View, uint64(p), 3); uint8(i) != want {
+			t.Fatalf("p%d served by replica %d in view %d, the view's primary is %d", p, i, st.View, want)
+		}
+		leaders[i] = true
+	}
+	t.Logf("primaries of %d partitions on %d replicas", partitions, len(leaders))
+
+	sendRound("a", 10)
+	checkAll()
+	// Every replica applied every acknowledged op (the primary's commit
+	// reaches the backups with the next heartbeat).
+	for p := uint32(0); p < partitions; p++ {
+		want := uint64(len(acked[p]))
+		c.waitFor("every replica to apply round a", func() bool {
+			for i := range c.nodes {
+				if st, ok := c.status(i, p); !ok || st.NextOffset < want {
+					return false
+				}
+			}
+			return true
+		})
+	}
+
+	// Replica 1 stops: partition 1's group changes view; sends go on.
+	c.stop(1)
+	sendRound("b", 10)
+	checkAll()
+
+	// Replica 1 comes back over the same data directory and catches up:
+	// its groups recover from their peers and apply everything.
+	c.start(1)
+	for p := uint32(0); p < partitions; p++ {
+		leader := c.primary(p)
+		ls, _ := c.status(leader, p)
+		c.waitFor("replica 1 to catch up", func() bool {
+			st, ok := c.status(1, p)
+			return ok && st.Status == vsr.StatusNormal && st.CommitNumber >= ls.CommitNumber && st.NextOffset >= ls.NextOffset
+		})
+		st, _ := c.status(1, p)
+		t.Logf("replica 1 p%d after restart: %+v (primary %d: commit %d, next offset %d)", p, st, leader, ls.CommitNumber, ls.NextOffset)
+	}
+	sendRound("c", 5)
+	checkAll()
+
+	// Replica 0 stops: the groups it led change view, and replica 1 leads
+	// partition 0 in view 1 ((1 + 0) % 3).
+	c.stop(0)
+	sendRound("d", 5)
+	checkAll()
+	led := 0
+	for p := uint32(0); p < partitions; p++ {
+		if c.primary(p) != 1 {
+			continue
+		}
+		led++
+		c.checkPoll(1, p, acked[p])
+	}
+	if led == 0 {
+		t.Fatalf("the restarted replica leads no group after the view change; %s", c.describe())
+	}
+}
+
+// TestClusterFallsBehindTheJournal: a replica stopped while its peers
+// commit more ops than their journals hold (a small window here) cannot
+// get its prepares back and catches up by checkpoint transfer: it installs
+// a peer's descriptor checkpoint and commits with the group again. The
+// checkpoint names messages its segments never received, and segment
+// state transfer is not bound yet: the partition is fenced (refusing
+// polls and sends) instead of being served as a shorter healthy one, and
+// the group goes on serving from the others.
+func TestClusterFallsBehindTheJournal(t *testing.T) {
+	c := startCluster(t, 3, server.ClusterOptions{JournalSlots: 64, CheckpointEveryOps: 16})
+	c.createTopic(1)
+	var acked []ackedMessage
+	for b := 0; b < 10; b++ {
+		acked = append(acked, c.send(0, "a", 3)...)
+	}
+	leader := c.primary(0)
+	lagging := (leader + 2) % 3
+	c.stop(lagging)
+	for b := 0; b < 200; b++ {
+		acked = append(acked, c.send(0, "b", 3)...)
+	}
+	ls, _ := c.status(c.primary(0), 0)
+	if ls.CheckpointOp <= 64 {
+		t.Fatalf("the primary's checkpoint is at op %d, not past the lagging replica's journal window", ls.CheckpointOp)
+	}
+
+	c.start(lagging)
+	c.waitFor("the lagging replica to install a peer's checkpoint", func() bool {
+		st, ok := c.status(lagging, 0)
+		return ok && st.Status == vsr.StatusNormal && st.CheckpointOp >= ls.CheckpointOp && st.CommitNumber >= ls.CommitNumber
+	})
+	st, _ := c.status(lagging, 0)
+	t.Logf("lagging replica %d after the transfer: %+v; primary: %+v", lagging, st, ls)
+	if st.NextOffset < ls.NextOffset {
+		t.Fatalf("the transferred state ends at offset %d, the primary's at %d", st.NextOffset, ls.NextOffset)
+	}
+	if !strings.Contains(st.Fenced, "missing history") {
+		t.Fatalf("a replica whose segments miss what its checkpoint names is not fenced: %q", st.Fenced)
+	}
+
+	// The group goes on: sends are acknowledged and every acknowledged
+	// message is polled from the primary.
+	for b := 0; b < 5; b++ {
+		acked = append(acked, c.send(0, "c", 3)...)
+	}
+	c.checkPoll(c.primary(0), 0, acked)
+
+	// The fenced replica refuses sends with a status, never an empty
+	// healthy answer.
+	if _, err := c.nodes[lagging].client.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0),
+		[]client.Message{{Payload: []byte("x")}}); err == nil {
+		t.Fatal("the fenced replica accepted a send")
+	}
+}

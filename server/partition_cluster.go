@@ -1,0 +1,105 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/stratabroker/strata/server/partition"
+	"github.com/stratabroker/strata/storage"
+)
+
+// Storage of a partition group with peers (replica_plane.go).
+//
+// A group of one trusts its files: every op it committed up to the last
+// flush is in its segments, and nothing is applied again after a restart
+// (vsrGroup.Reset). A replica of a cluster is restored to its descriptor
+// checkpoint (or to nothing) and then applies the ops after it again, as
+// the recovery protocol or a repair brings them back from its peers:
+// whatever its segments hold beyond the restored state would be stored
+// twice. So its storage is cut back to the restored machine, as the group
+// host's Effects contract says (segment data at or beyond what the
+// machine holds flushed is discarded, offset files are made the
+// machine's), and the ops that follow rebuild it. A restored state ahead
+// of the segments (a checkpoint transferred from a peer that flushed more
+// than this replica holds) is missing history: the partition is fenced,
+// never served as a shorter healthy one, until segment state transfer
+// brings the files.
+
+// resetClustered implements Reset for a replica of a cluster. A machine
+// that starts empty (nothing was restored) is cut to only once its first
+// op is applied: a checkpoint transferred before then may still find the
+// segments this replica holds.
+func (g *vsrGroup) resetClustered(m *partition.Machine) error {
+	g.files = nil
+	if m.LastOp() == 0 {
+		g.truncatePending = true
+		return nil
+	}
+	g.truncatePending = false
+	return g.resetToMachine(m)
+}
+
+// resetToMachine cuts the partition's segments back to the offset where
+// m's flushed messages end and makes the offset files m's.
+func (g *vsrGroup) resetToMachine(m *partition.Machine) error {
+	p := g.p
+	if p.fenced != nil {
+		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, p.fenced)
+	}
+	upTo := m.NextOffset()
+	if first, ok := m.FirstUnflushedOffset(); ok {
+		upTo = first
+	}
+	p.drainSyncs()
+	if err := p.drainSuperblock(); err != nil {
+		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, err)
+	}
+	if err := p.log.TruncateTo(upTo); err != nil {
+		if errors.Is(err, storage.ErrLogShort) {
+			err = fmt.Errorf("partition %s: the group's state holds messages up to offset %d, the segments end before it: missing history (segment state transfer is not bound yet): %w",
+				p.dir, upTo, err)
+		} else {
+			err = fmt.Errorf("partition %s: cut the segments back to offset %d: %w", p.dir, upTo, err)
+		}
+		p.fence(err)
+		return err
+	}
+	if err := g.resetOffsets(m); err != nil {
+		p.fence(err)
+		return err
+	}
+	p.publishCounters()
+	return nil
+}
+
+// resetOffsets makes the consumer offset files hold exactly m's offsets.
+func (g *vsrGroup) resetOffsets(m *partition.Machine) error {
+	p := g.p
+	files, _, err := storage.LoadConsumerOffsets(p.fs, p.dir)
+	if err != nil {
+		return fmt.Errorf("partition %s: load the offsets to reset: %w", p.dir, err)
+	}
+	want := make(map[partition.ConsumerKey]uint64)
+	for _, o := range m.StoredOffsets() {
+		want[o.Key] = o.Offset
+	}
+	for _, f := range files {
+		key := partition.ConsumerKey{Kind: uint8(f.Kind), ID: f.ID}
+		if offset, ok := want[key]; ok && offset == f.Offset {
+			delete(want, key)
+			continue
+		}
+		if _, ok := want[key]; ok {
+			continue // rewritten below
+		}
+		if err := storage.DeleteConsumerOffset(p.fs, p.dir, f.Kind, f.ID); err != nil {
+			return fmt.Errorf("partition %s: reset the offsets: %w", p.dir, err)
+		}
+	}
+	for key, offset := range want {
+		if err := storage.StoreConsumerOffset(p.fs, p.dir, storage.OffsetKind(key.Kind), key.ID, offset, p.offsetsPersisted); err != nil {
+			return fmt.Errorf("partition %s: reset the offsets: %w", p.dir, err)
+		}
+	}
+	return nil
+}
