@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -53,6 +54,17 @@ func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
 
 	sendRound("a", 10)
 	checkAll()
+	// A backup answers 58 TransientNotAccepted (not primary: retry
+	// anywhere) to a send and to a poll, never stale applied state.
+	backup := (c.primary(0) + 1) % 3
+	if _, err := c.nodes[backup].client.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0),
+		[]client.Message{{Payload: []byte("x")}}); client.CodeOf(err) != wire.ErrTransientNotAccepted {
+		t.Fatalf("send to backup %d: %v, want 58", backup, err)
+	}
+	if _, err := c.nodes[backup].client.PollMessages(ctx(t), client.PollRequest{Consumer: client.IndividualConsumer(client.ID(1)),
+		Stream: client.ID(0), Topic: client.ID(0), Partition: 0, Strategy: client.PollOffset(0), Count: 10}); client.CodeOf(err) != wire.ErrTransientNotAccepted {
+		t.Fatalf("poll from backup %d: %v, want 58", backup, err)
+	}
 	// Every replica applied every acknowledged op (the primary's commit
 	// reaches the backups with the next heartbeat).
 	for p := uint32(0); p < partitions; p++ {
@@ -84,6 +96,9 @@ func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
 		})
 		st, _ := c.status(1, p)
 		t.Logf("replica 1 p%d after restart: %+v (primary %d: commit %d, next offset %d)", p, st, leader, ls.CommitNumber, ls.NextOffset)
+		if st.NextOffset != ls.NextOffset {
+			t.Fatalf("replica 1 p%d holds messages up to offset %d after the replay, the primary %d: ops applied twice", p, st.NextOffset, ls.NextOffset)
+		}
 	}
 	sendRound("c", 5)
 	checkAll()
