@@ -114,7 +114,7 @@ func startCluster(t *testing.T, n int, opts server.ClusterOptions) *testCluster 
 	c := &testCluster{t: t, bus: newMemBus(t, n), opts: opts, nodes: make([]*clusterNode, n)}
 	c.opts.ReplicaCount = uint8(n)
 	if c.opts.TickInterval == 0 {
-		c.opts.TickInterval = 5 * time.Millisecond
+		c.opts.TickInterval = 10 * time.Millisecond
 	}
 	for i := 0; i < n; i++ {
 		c.dirs = append(c.dirs, t.TempDir())

@@ -25,18 +25,19 @@ import (
 // never served as a shorter healthy one, until segment state transfer
 // brings the files.
 
-// resetClustered implements Reset for a replica of a cluster. A machine
-// that starts empty (nothing was restored) is cut to only once its first
-// op is applied: a checkpoint transferred before then may still find the
-// segments this replica holds.
-func (g *vsrGroup) resetClustered(m *partition.Machine) error {
+// resetClustered implements Reset for a replica of a cluster: storage is
+// cut back to m once the next op is applied (BeforeApply), not at once.
+// Until then nothing touches the segments (the replica applies nothing,
+// and it serves no read before it applied everything it knows committed),
+// and what they hold is not destroyed before the group has shown that it
+// goes on from m: when every replica of a group restarts at once, none
+// cuts flushed messages its peers cannot give back, and a checkpoint
+// transferred meanwhile (Reset again, with the peer's state) may still
+// find them.
+func (g *vsrGroup) resetClustered(*partition.Machine) error {
 	g.files = nil
-	if m.LastOp() == 0 {
-		g.truncatePending = true
-		return nil
-	}
-	g.truncatePending = false
-	return g.resetToMachine(m)
+	g.truncatePending = true
+	return nil
 }
 
 // resetToMachine cuts the partition's segments back to the offset where

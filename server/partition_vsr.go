@@ -105,7 +105,7 @@ type vsrGroup struct {
 	// (resetToMachine), not the state recovered from the files. closed is
 	// set once the partition closed: ticks and messages still queued for
 	// the shard find nothing to drive. truncatePending: storage is to be
-	// cut back to an empty machine before the first op is applied.
+	// cut back to the restored machine before the next op is applied.
 	clustered, closed, truncatePending bool
 }
 
