@@ -179,8 +179,8 @@ func (c *testCluster) stop(i int) {
 }
 
 // createTopic creates stream 0 and its topic 0 with partitions partitions
-// on every running replica.
-func (c *testCluster) createTopic(partitions uint32) {
+// and options on every running replica.
+func (c *testCluster) createTopic(partitions uint32, options client.Options) {
 	c.t.Helper()
 	for i, node := range c.nodes {
 		if node == nil {
@@ -189,7 +189,7 @@ func (c *testCluster) createTopic(partitions uint32) {
 		if _, err := node.client.CreateStream(ctx(c.t), "s"); err != nil {
 			c.t.Fatalf("replica %d: create stream: %v", i, err)
 		}
-		if _, err := node.client.CreateTopic(ctx(c.t), client.ID(0), "t", partitions, client.Options{}); err != nil {
+		if _, err := node.client.CreateTopic(ctx(c.t), client.ID(0), "t", partitions, options); err != nil {
 			c.t.Fatalf("replica %d: create topic: %v", i, err)
 		}
 	}
