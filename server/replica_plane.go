@@ -162,13 +162,13 @@ func (s *Server) startReplicaPlane() {
 		defer close(stopped)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		pending := map[*shard.Shard]*tickTask{}
+		tasks := map[*shard.Shard]*tickTask{}
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				s.tickGroups(pending)
+				s.tickGroups(tasks)
 			}
 		}
 	}()
@@ -184,44 +184,60 @@ func (s *Server) stopReplicaPlane() {
 	s.replicaStop = nil
 }
 
-// tickTask ticks one shard's groups; busy is set while it is queued or
-// running, so a slow shard gets one tick task at a time, not a backlog.
+// tickTask ticks one shard's groups. busy holds a token while the task is
+// queued or running, so a slow shard gets one tick task at a time, not a
+// backlog, and parts is rebuilt only while the shard does not read it.
 type tickTask struct {
+	owner *shard.Shard
 	parts []*partitionRuntime
 	busy  chan struct{}
+	ready bool
+	run   func()
 }
 
-// tickGroups hands every shard one task that ticks the partition groups
-// it owns.
-func (s *Server) tickGroups(pending map[*shard.Shard]*tickTask) {
-	for _, task := range pending {
-		task.parts = task.parts[:0]
-	}
-	for _, p := range s.parts.all() {
-		task := pending[p.owner]
-		if task == nil {
-			task = &tickTask{busy: make(chan struct{}, 1)}
-			pending[p.owner] = task
+func newTickTask(owner *shard.Shard) *tickTask {
+	t := &tickTask{owner: owner, busy: make(chan struct{}, 1)}
+	t.run = func() {
+		for _, p := range t.parts {
+			p.vsr.tick()
 		}
-		task.parts = append(task.parts, p)
+		<-t.busy
 	}
-	for owner, task := range pending {
-		if len(task.parts) == 0 {
-			continue
+	return t
+}
+
+// tickGroups hands every shard that finished its last tick one task that
+// ticks the partition groups it owns. Nothing is allocated per tick.
+func (s *Server) tickGroups(tasks map[*shard.Shard]*tickTask) {
+	for _, owner := range s.shards {
+		t := tasks[owner]
+		if t == nil {
+			t = newTickTask(owner)
+			tasks[owner] = t
 		}
 		select {
-		case task.busy <- struct{}{}:
+		case t.busy <- struct{}{}:
+			t.ready = true
+			clear(t.parts)
+			t.parts = t.parts[:0]
 		default:
-			continue // the last tick still runs there
+			t.ready = false // the last tick still runs there
 		}
-		parts := append([]*partitionRuntime(nil), task.parts...)
-		if err := owner.Submit(func() {
-			for _, p := range parts {
-				p.vsr.tick()
-			}
-			<-task.busy
-		}); err != nil {
-			<-task.busy
+	}
+	s.parts.mu.RLock()
+	for _, p := range s.parts.parts {
+		if t := tasks[p.owner]; t != nil && t.ready {
+			t.parts = append(t.parts, p)
+		}
+	}
+	s.parts.mu.RUnlock()
+	for _, t := range tasks {
+		if !t.ready {
+			continue
+		}
+		t.ready = false
+		if len(t.parts) == 0 || t.owner.Submit(t.run) != nil {
+			<-t.busy
 		}
 	}
 }
