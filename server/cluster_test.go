@@ -92,6 +92,13 @@ func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
 	c.stop(1)
 	sendRound("b", 10)
 	checkAll()
+	// A consumer offset stored meanwhile is an operation of the group too.
+	consumer := client.IndividualConsumer(client.ID(7))
+	for p := uint32(0); p < partitions; p++ {
+		if err := c.nodes[c.primary(p)].client.StoreConsumerOffset(ctx(t), consumer, client.ID(0), client.ID(0), p, 42+uint64(p)); err != nil {
+			t.Fatalf("store offset p%d: %v", p, err)
+		}
+	}
 
 	// Replica 1 comes back over the same data directory and catches up:
 	// its groups recover from their peers and apply everything.
@@ -124,6 +131,10 @@ func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
 		}
 		led++
 		c.checkPoll(1, p, acked[p])
+		got, err := c.nodes[1].client.GetConsumerOffset(ctx(t), consumer, client.ID(0), client.ID(0), p)
+		if err != nil || got.StoredOffset != 42+uint64(p) {
+			t.Fatalf("replica 1 p%d: stored offset %+v, %v; want %d", p, got, err, 42+p)
+		}
 	}
 	if led == 0 {
 		t.Fatalf("the restarted replica leads no group after the view change; %s", c.describe())
