@@ -156,11 +156,14 @@ func (s *Server) PartitionFenced(stream, topic, partition uint32) (PartitionFenc
 }
 
 // pollFailure answers a poll whose partition refused it: storage refusals
-// (a fenced partition, a failed read) are denied with their code, so that
-// no client mistakes them for an empty partition; other failures keep the
+// (a fenced partition, a failed read) and reads the partition's group
+// could not serve here (57/58: not its primary, or its read index not
+// confirmed) are denied with their code, so that no client mistakes them
+// for an empty partition or the end of its log; other failures keep the
 // empty reply of §6.6.
 func pollFailure(out []byte, partitionID uint32, status wire.ErrorCode) response {
-	if status == fencedPollCode {
+	switch status {
+	case fencedPollCode, wire.ErrTransientNotAccepted, wire.ErrTransientNotCommitted:
 		return deny(status)
 	}
 	return response{body: emptyPoll(out[:0], partitionID)}

@@ -205,6 +205,25 @@ func (g *vsrGroup) submit(operation uint8, body []byte, done completion) {
 	g.logGroupFailure()
 }
 
+// read serves a read that must see every acknowledged write (a poll, a
+// stored offset) on the owning shard: serve runs with DispositionNone once
+// the group may serve it from applied state (group.Host.Read: a group of
+// one at once, inside this call; a group of several replicas once its
+// primary confirmed through its read index that it still leads its view,
+// from a later input), or with the reason it may not, and w gets its
+// result. The read of a group of one takes no round trip, no message and
+// no allocation beyond the caller's.
+func (g *vsrGroup) read(w *opWait, serve func(vsr.Disposition) applied) {
+	if d, now := g.host.ReadNow(); now {
+		w.complete(serve(d))
+		return
+	}
+	g.enter()
+	g.host.Read(func(d vsr.Disposition) { w.complete(serve(d)) })
+	g.leave()
+	w.detach()
+}
+
 // Deliver implements group.Replies: the reply completes its caller.
 func (g *vsrGroup) Deliver(r group.Reply) {
 	done, ok := g.waiting[r.Request]

@@ -374,7 +374,7 @@ func (w *brokerWorld) fill(res *Result) {
 	if len(waived) > 0 {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
-	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...)}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
 	for _, e := range w.history.entries {
 		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
 			res.broker.nonEmptyPolls++
@@ -391,4 +391,5 @@ type brokerSummary struct {
 	ackedSends    int
 	nonEmptyPolls int
 	fenced        []string
+	reads         readCounters
 }
