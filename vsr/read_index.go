@@ -15,11 +15,12 @@ package vsr
 // backup in normal status in the same view answers it with CommandCommitOk
 // (same view, same Context). A round counts as confirmed when a
 // replication quorum (the primary included) answered it, or a later
-// round, in the primary's view. At most one round is in flight: the first
-// read finds none and sends one at once; reads that arrive while one is in
-// flight wait for the next, which is sent as soon as the one in flight is
-// confirmed (or, when answers were lost, after CommitHeartbeatTicks), so
-// that every read arriving meanwhile shares it.
+// round, in the primary's view. Rounds are batched per tick: the first
+// read of a tick sends one at once; the reads that arrive after it in the
+// same tick share the next, which the next tick sends (a round sent before
+// a read arrived proves nothing about the time after). A round whose
+// answers were lost is followed, after CommitHeartbeatTicks, by a new one
+// (a later round confirms the earlier ones).
 //
 // Safety. A replica answers a round only in normal status in the round's
 // view, so each of the quorum was in that view after the round was sent,
@@ -132,8 +133,8 @@ func (r *Replica) ReadIndex() (ReadTicket, Disposition) {
 	s := r.readRounds()
 	t := ReadTicket{view: r.view, op: r.op, round: s.sent + 1}
 	s.want = max(s.want, t.round)
-	if r.readConfirmed() >= s.sent {
-		r.sendReadRound() // none in flight: this read's round goes now
+	if s.sent == 0 || s.sentTick != r.timers.ticks {
+		r.sendReadRound() // the tick's first read: its round goes now
 	}
 	return t, DispositionNone
 }
@@ -174,18 +175,14 @@ func (r *Replica) sendReadRound() {
 		Context: Uint128{Lo: s.sent, Hi: s.epoch}}})
 }
 
-// tickReadRounds resends a round whose answers did not come back while a
-// read waits for it.
+// tickReadRounds sends the round the reads of the last tick wait for, and
+// resends one whose answers did not come back while a read waits for it.
 func (r *Replica) tickReadRounds() {
 	s := r.readRounds()
 	if s.want == 0 || r.readConfirmed() >= s.want {
 		return
 	}
-	if s.sent < s.want && r.readConfirmed() >= s.sent {
-		r.sendReadRound()
-		return
-	}
-	if r.timers.ticks-s.sentTick >= max(r.cfg.CommitHeartbeatTicks, 1) {
+	if s.sent < s.want || r.timers.ticks-s.sentTick >= max(r.cfg.CommitHeartbeatTicks, 1) {
 		r.sendReadRound() // a later round confirms the earlier ones
 	}
 }
@@ -212,7 +209,4 @@ func (r *Replica) onCommitOk(m *Message) {
 		return
 	}
 	s.acked[m.Replica] = max(s.acked[m.Replica], m.Context.Lo)
-	if s.want > s.sent && r.readConfirmed() >= s.sent {
-		r.sendReadRound() // the reads that arrived meanwhile
-	}
 }

@@ -95,9 +95,9 @@ func TestReadIndexDeposedPrimary(t *testing.T) {
 	}
 }
 
-// TestReadRoundsAreShared: the first read sends a round at once; the reads
-// that arrive while it is in flight share the next one, sent when the
-// first is confirmed; a group of one sends none.
+// TestReadRoundsAreShared: the first read of a tick sends a round at once;
+// the reads that arrive after it in the same tick share the next one, sent
+// by the next tick; a group of one sends none.
 func TestReadRoundsAreShared(t *testing.T) {
 	c := newTestCluster(t, readIndexConfig())
 	submitAll(t, c, c.client(1), "a")
@@ -121,6 +121,13 @@ func TestReadRoundsAreShared(t *testing.T) {
 		t.Fatalf("50 reads sent %d round messages before any answer, want one round", rounds)
 	}
 	c.deliver(false, 1000)
+	if ready, _ := p.ReadReady(tickets[0]); !ready {
+		t.Fatalf("the first read is not ready after its round")
+	}
+	if ready, _ := p.ReadReady(tickets[1]); ready {
+		t.Fatalf("a read that arrived after the tick's round was sent is ready on that round's answers")
+	}
+	c.tick(1)
 	for i, tk := range tickets {
 		if ready, d := p.ReadReady(tk); !ready || d != DispositionNone {
 			t.Fatalf("read %d not ready after two rounds (%d messages): %v %s", i, rounds, ready, d)
