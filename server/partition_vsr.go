@@ -47,6 +47,12 @@ import (
 //     to the last flush is in its segments, and what a crash loses of the
 //     unflushed tail is what the seed lets a replicated topic lose (and a
 //     persisted topic never acknowledged).
+//   - Reads that must see every acknowledged write (polls, stored offsets)
+//     go through the group's read index (read): a group of one serves
+//     them from what it applied, inside the owner's task, with no round
+//     trip; a group of several replicas once its primary confirmed that
+//     it still led its view after the read arrived (vsr/read_index.go),
+//     else the read is denied with 57/58, never served stale.
 
 // vsrFileName is the partition's consensus file.
 const vsrFileName = "consensus.vsr"

@@ -115,8 +115,11 @@ func (r *Replica) readConfirmed() uint64 {
 // the disposition a request would get: not the primary, in a view change
 // or recovering, or behind (waiting for a checkpoint).
 func (r *Replica) ReadIndex() (ReadTicket, Disposition) {
+	// A group of one that failed a storage write still holds what it
+	// committed, and nothing else can commit: it goes on serving reads, as
+	// it did before reads went through the replica.
 	switch {
-	case r.status == StatusOpening || r.lastError != nil:
+	case r.status == StatusOpening || (r.lastError != nil && !r.solo()):
 		return ReadTicket{}, DispositionNotPrimary
 	case r.status != StatusNormal:
 		return ReadTicket{}, DispositionViewChange
@@ -145,7 +148,7 @@ func (r *Replica) ReadIndex() (ReadTicket, Disposition) {
 // primary any more): the reader retries elsewhere.
 func (r *Replica) ReadReady(t ReadTicket) (bool, Disposition) {
 	switch {
-	case r.status == StatusOpening || r.lastError != nil:
+	case r.status == StatusOpening || (r.lastError != nil && !r.solo()):
 		return false, DispositionNotPrimary
 	case r.view != t.view:
 		if r.status == StatusNormal {
