@@ -183,6 +183,9 @@ type brokerWorld struct {
 	logicalByID map[uint64]int
 	// reads counts the reads' answers.
 	reads readCounters
+	// readProblem is why a read probe of the liveness phase at a core
+	// primary was not served (probeReads), or "".
+	readProblem string
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
