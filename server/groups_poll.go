@@ -153,7 +153,10 @@ func (s *Server) handleGroupGetOffset(c *connection, req *wire.GetConsumerOffset
 		return response{}
 	}
 	s.notePlacement(c, p)
-	stored, current, ok := p.storedOffset(groupOffsetKey(gp.groupID))
+	stored, current, ok, status := p.storedOffset(groupOffsetKey(gp.groupID))
+	if status != wire.ErrorCodeOK {
+		return deny(status)
+	}
 	if !ok {
 		return response{}
 	}

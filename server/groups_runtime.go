@@ -83,7 +83,12 @@ func (s *Server) inFlight(k servedKey) bool {
 	if !ok {
 		return false
 	}
-	committed, current, stored := p.storedOffset(groupOffsetKey(k.group))
+	committed, current, stored, status := p.storedOffset(groupOffsetKey(k.group))
+	if status != wire.ErrorCodeOK {
+		// The group's offset could not be read here: count the served
+		// data as uncommitted (the hand-off waits for a commit).
+		return true
+	}
 	if served > current {
 		// Served before a purge: nothing of it is left to commit.
 		return false

@@ -156,7 +156,10 @@ func (s *Server) handleGetConsumerOffset(c *connection, body []byte) response {
 	default:
 		return response{}
 	}
-	stored, current, ok := p.storedOffset(consumerKey(req.Consumer))
+	stored, current, ok, status := p.storedOffset(consumerKey(req.Consumer))
+	if status != wire.ErrorCodeOK {
+		return deny(status)
+	}
 	if !ok {
 		return response{}
 	}

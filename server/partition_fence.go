@@ -156,13 +156,14 @@ func (s *Server) PartitionFenced(stream, topic, partition uint32) (PartitionFenc
 }
 
 // pollFailure answers a poll whose partition refused it: storage refusals
-// (a fenced partition, a failed read) are denied with their code, so that
-// no client mistakes them for an empty partition; other failures keep the
-// empty reply of §6.6. A replica that is not the partition's primary (or
-// a shard that stops) denies with 58 TransientNotAccepted: the client
-// retries elsewhere instead of reading an empty partition.
+// (a fenced partition, a failed read) and reads the partition's group
+// could not serve here (57/58: not its primary, or its read index not
+// confirmed) are denied with their code, so that no client mistakes them
+// for an empty partition or the end of its log; other failures keep the
+// empty reply of §6.6.
 func pollFailure(out []byte, partitionID uint32, status wire.ErrorCode) response {
-	if status == fencedPollCode || status == wire.ErrTransientNotAccepted {
+	switch status {
+	case fencedPollCode, wire.ErrTransientNotAccepted, wire.ErrTransientNotCommitted:
 		return deny(status)
 	}
 	return response{body: emptyPoll(out[:0], partitionID)}

@@ -12,9 +12,11 @@ import (
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/runtime/shard"
+	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/storage"
+	"github.com/stratabroker/strata/vsr"
 )
 
 // errFenced reports a partition that stopped serving after a storage
@@ -311,19 +313,30 @@ func (p *partitionRuntime) flushAll() error {
 	return p.flushUpTo(p.machine.NextOffset() - 1)
 }
 
-// poll appends the poll reply body (§6.6) for a plain consumer to dst.
-func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) (out []byte, status wire.ErrorCode) {
-	if err := p.run(func() { out, status = p.pollOnShard(dst, strategy, value, count, consumer, autoCommit) }); err != nil {
+// poll appends the poll reply body (§6.6) for a plain consumer to dst. It
+// is served through the group's read index (vsrGroup.read): a group of one
+// serves it inside the owner's task, as before; a group of several
+// replicas once its primary confirmed it still leads its view, or answers
+// 57/58 (read, partition_vsr.go).
+func (p *partitionRuntime) poll(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
+	w := &opWait{}
+	if err := p.run(func() {
+		p.vsr.read(w, func(d vsr.Disposition) applied {
+			if d != vsr.DispositionNone {
+				return applied{reply: dst, status: group.Code(d)}
+			}
+			out, status := p.pollOnShard(dst, strategy, value, count, consumer, autoCommit)
+			return applied{reply: out, status: status}
+		})
+	}); err != nil {
 		return dst, wire.ErrTransientNotAccepted
 	}
-	return out, status
+	result := w.wait()
+	return result.reply, result.status
 }
 
 // pollOnShard is poll on the owning shard.
 func (p *partitionRuntime) pollOnShard(dst []byte, strategy uint8, value uint64, count uint32, consumer partition.ConsumerKey, autoCommit bool) ([]byte, wire.ErrorCode) {
-	if g := p.vsr; g.clustered && !g.host.Serving() {
-		return dst, wire.ErrTransientNotAccepted // not the primary (replica_plane.go)
-	}
 	current, _ := p.machine.CurrentOffset()
 	if p.fenced != nil {
 		// The last offset served, not what lies past the damage.
@@ -429,13 +442,27 @@ func (p *partitionRuntime) applyOffset(body []byte, operation uint8) wire.ErrorC
 	return p.submitFrom(nil, operation, body).status
 }
 
-// storedOffset returns a consumer's stored offset.
-func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool) {
-	_ = p.run(func() {
-		current, _ = p.machine.CurrentOffset()
-		stored, ok = p.machine.StoredOffset(consumer)
-	})
-	return stored, current, ok
+// storedOffset returns a consumer's stored offset, read through the
+// group's read index as poll is; status is 57/58 when the partition's
+// group could not serve the read here.
+func (p *partitionRuntime) storedOffset(consumer partition.ConsumerKey) (stored uint64, current uint64, ok bool, status wire.ErrorCode) {
+	w := &opWait{}
+	if err := p.run(func() {
+		p.vsr.read(w, func(d vsr.Disposition) applied {
+			if d != vsr.DispositionNone {
+				return applied{status: group.Code(d)}
+			}
+			current, _ = p.machine.CurrentOffset()
+			stored, ok = p.machine.StoredOffset(consumer)
+			return applied{}
+		})
+	}); err != nil {
+		return 0, 0, false, wire.ErrTransientNotAccepted
+	}
+	if result := w.wait(); result.status != wire.ErrorCodeOK {
+		return 0, 0, false, result.status
+	}
+	return stored, current, ok, wire.ErrorCodeOK
 }
 
 // stats returns the partition's counters for records and stats, as last

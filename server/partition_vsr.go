@@ -47,6 +47,12 @@ import (
 //     to the last flush is in its segments, and what a crash loses of the
 //     unflushed tail is what the seed lets a replicated topic lose (and a
 //     persisted topic never acknowledged).
+//   - Reads that must see every acknowledged write (polls, stored offsets)
+//     go through the group's read index (read): a group of one serves
+//     them from what it applied, inside the owner's task, with no round
+//     trip; a group of several replicas once its primary confirmed that
+//     it still led its view after the read arrived (vsr/read_index.go),
+//     else the read is denied with 57/58, never served stale.
 
 // vsrFileName is the partition's consensus file.
 const vsrFileName = "consensus.vsr"
@@ -233,6 +239,25 @@ func (g *vsrGroup) tick() {
 	g.host.Tick()
 	g.leave()
 	g.logGroupFailure()
+}
+
+// read serves a read that must see every acknowledged write (a poll, a
+// stored offset) on the owning shard: serve runs with DispositionNone once
+// the group may serve it from applied state (group.Host.Read: a group of
+// one at once, inside this call; a group of several replicas once its
+// primary confirmed through its read index that it still leads its view,
+// from a later input), or with the reason it may not, and w gets its
+// result. The read of a group of one takes no round trip, no message and
+// no allocation beyond the caller's.
+func (g *vsrGroup) read(w *opWait, serve func(vsr.Disposition) applied) {
+	if d, now := g.host.ReadNow(); now {
+		w.complete(serve(d))
+		return
+	}
+	g.enter()
+	g.host.Read(func(d vsr.Disposition) { w.complete(serve(d)) })
+	g.leave()
+	w.detach()
 }
 
 // Deliver implements group.Replies: the reply completes its caller.

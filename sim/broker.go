@@ -181,6 +181,11 @@ type brokerWorld struct {
 	commitMax []uint64
 	// logicalByID maps a logical send's first message id to its index.
 	logicalByID map[uint64]int
+	// reads counts the reads' answers.
+	reads readCounters
+	// readProblem is why a read probe of the liveness phase at a core
+	// primary was not served (probeReads), or "".
+	readProblem string
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
@@ -702,9 +707,10 @@ func (w *brokerWorld) deliverCorrupted(to, g int, h *group.Host, m *vsr.Message)
 }
 
 // handleRequest is node i's connection handler: a partition operation goes
-// to the group's host (which answers through Replies); a read is served
-// from the host's applied state when it may serve reads, else answered
-// with 58 (not the primary: try another node).
+// to the group's host (which answers through Replies); a read goes through
+// the host's read index (Host.Read) and is served from its applied state
+// once the host confirmed it still leads its view, else answered with the
+// host's disposition (58: try another node; 57: retry).
 func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	node := w.nodes[i]
 	if req.request <= node.lastRequest[req.client] {
@@ -724,15 +730,60 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		w.afterInput()
 		return
 	}
-	rep := &brokerReply{client: req.client, request: req.request, group: req.group, op: req.op, hint: w.primaryHint(i, req.group)}
-	if !h.Serving() || h.Err() != nil {
-		rep.code = uint32(group.Code(vsr.DispositionNotPrimary))
-	} else if req.op == brokerPoll {
-		rep.offsets, rep.ids = w.serveLog(i, req.group, req.start, req.count)
-	} else {
-		rep.value, rep.found = h.View().StoredOffset(consumerKey(req.client))
+	inCall := true
+	serve := func(d vsr.Disposition) {
+		w.countRead(d, !inCall)
+		rep := &brokerReply{client: req.client, request: req.request, group: req.group, op: req.op, hint: w.primaryHint(i, req.group)}
+		switch {
+		case d != vsr.DispositionNone:
+			rep.code = uint32(group.Code(d))
+		case h.Err() != nil:
+			rep.code = uint32(group.Code(vsr.DispositionNotPrimary))
+		case req.op == brokerPoll:
+			rep.offsets, rep.ids = w.serveLog(i, req.group, req.start, req.count)
+		default:
+			rep.value, rep.found = h.View().StoredOffset(consumerKey(req.client))
+		}
+		w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: rep})
 	}
-	w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: rep})
+	if req.op == brokerPoll && w.bugs.Has(vsr.BugPollPastCommit) && h.Serving() {
+		// The planted bug's read path serves what the primary holds at
+		// once: it waits neither for the commit number nor for the read
+		// index that confirms the primary's view.
+		serve(vsr.DispositionNone)
+		return
+	}
+	h.Read(serve)
+	inCall = false
+	w.afterInput()
+}
+
+// countRead counts a read's answer: served or refused, and whether it
+// waited for a read round.
+func (w *brokerWorld) countRead(d vsr.Disposition, waited bool) {
+	c := &w.reads
+	switch {
+	case d == vsr.DispositionNone && waited:
+		c.servedAfterRound++
+	case d == vsr.DispositionNone:
+		c.servedAtOnce++
+	case waited:
+		c.refusedAfterWait++
+	default:
+		c.refused++
+	}
+}
+
+// readCounters count the broker reads' answers (Host.Read).
+type readCounters struct {
+	// servedAtOnce: answered inside the call (a group of one, or the
+	// planted bug's read path); servedAfterRound: after a read round.
+	servedAtOnce, servedAfterRound uint64
+	// refused: answered with a disposition at once (not the primary);
+	// refusedAfterWait: admitted by a primary, then refused (it left its
+	// view, or its round was not confirmed in time): the reads a deposed
+	// primary would have served from stale state.
+	refused, refusedAfterWait uint64
 }
 
 // primaryHint returns the primary of node i's view of group g.

@@ -29,8 +29,11 @@ import (
 //     answered may have appended them once, at any time after its call
 //     (so porcupine leaves it open to the end);
 //   - a poll of count from start returns messages log[start..start+k-1] in
-//     order, k <= count, k >= 0 (a poll served by a primary that does not
-//     know it was deposed may be short, never wrong);
+//     order, k = min(count, len(log) - start), or none from start at or
+//     past the end: a poll is served through the read index (Host.Read),
+//     by a primary that confirmed it still led its view after the poll
+//     arrived and applied every op of its log then, so it sees every
+//     acknowledged send, and never one that did not commit;
 //   - the messages of one logical send (same ids) appear in the final log
 //     at most as many times as it had invocations not answered 58, so a
 //     send invoked once appears at most once.
@@ -135,16 +138,17 @@ var brokerModel = porcupine.Model{
 			return true, s.append(in.ids)
 		case brokerPoll:
 			s, _ := state.(*idLog)
-			if len(out.ids) > int(in.count) {
+			want := uint64(0)
+			if n := uint64(s.len()); in.start < n {
+				want = min(uint64(in.count), n-in.start)
+			}
+			if uint64(len(out.ids)) != want {
 				return false, state
 			}
-			if len(out.ids) == 0 {
+			if want == 0 {
 				return true, state
 			}
-			end := in.start + uint64(len(out.ids))
-			if end > uint64(s.len()) {
-				return false, state
-			}
+			end := in.start + want
 			got := s.slice(int(in.start), int(end))
 			for i := range got {
 				if got[i] != out.ids[i] {

@@ -138,7 +138,59 @@ func (w *brokerWorld) Liveness() {
 		}
 		w.Tick()
 	}
+	if w.violation == nil && w.livenessProblem() == "" {
+		w.readProblem = w.probeReads()
+	}
 }
+
+// probeReads checks the read index's liveness once the core converged: a
+// read at each group's core primary (Host.Read) is served within
+// readProbeTicks. It returns the first group whose read was not.
+func (w *brokerWorld) probeReads() string {
+	type probe struct {
+		g, node  int
+		answered bool
+		d        vsr.Disposition
+	}
+	var probes []*probe
+	for g := 0; g < w.groups; g++ {
+		if w.waived(g) != "" {
+			continue
+		}
+		for _, i := range w.core {
+			if h := w.host(i, g); h != nil && h.Replica().Primary() {
+				pr := &probe{g: g, node: i}
+				probes = append(probes, pr)
+				w.inputNode, w.inputGroup = i, g
+				h.Read(func(d vsr.Disposition) { pr.answered, pr.d = true, d })
+			}
+		}
+	}
+	pending := func() *probe {
+		for _, pr := range probes {
+			if !pr.answered {
+				return pr
+			}
+		}
+		return nil
+	}
+	for t := 0; t < readProbeTicks && pending() != nil && w.violation == nil; t++ {
+		w.Tick()
+	}
+	if pr := pending(); pr != nil {
+		return fmt.Sprintf("group %d: a read at core primary node %d was not answered within %d ticks", pr.g, pr.node, readProbeTicks)
+	}
+	for _, pr := range probes {
+		if pr.d != vsr.DispositionNone {
+			return fmt.Sprintf("group %d: a read at core primary node %d was refused (%s)", pr.g, pr.node, pr.d)
+		}
+	}
+	return ""
+}
+
+// readProbeTicks bounds the wait for the liveness phase's read probes:
+// a read round takes a tick and a round trip of the healed network.
+const readProbeTicks = 300
 
 // chooseCore picks a quorum core of nodes, preferring ones that kept their
 // memory and whose disks the fault model leaves intact.
@@ -181,6 +233,9 @@ func (w *brokerWorld) waived(g int) string { return w.lostMemory[g] }
 // a group whose core replicas are not all in normal status in one view
 // with one primary and equal commit numbers, or a client still waiting.
 func (w *brokerWorld) livenessProblem() string {
+	if w.readProblem != "" {
+		return w.readProblem
+	}
 	for g := 0; g < w.groups; g++ {
 		if w.waived(g) != "" {
 			continue
@@ -374,7 +429,7 @@ func (w *brokerWorld) fill(res *Result) {
 	if len(waived) > 0 {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
-	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...)}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
 	for _, e := range w.history.entries {
 		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
 			res.broker.nonEmptyPolls++
@@ -391,4 +446,5 @@ type brokerSummary struct {
 	ackedSends    int
 	nonEmptyPolls int
 	fenced        []string
+	reads         readCounters
 }

@@ -53,6 +53,7 @@ func TestBrokerSwarm(t *testing.T) {
 	count := brokerSwarmCount()
 	results, elapsed := brokerCleanRun()
 	var acked, polls, crashes, groups, waived int
+	var reads readCounters
 	for _, res := range results {
 		if res.Outcome.Kind != OutcomeOK {
 			t.Errorf("seed %d: %s", res.Params.Seed, res.Outcome)
@@ -65,12 +66,19 @@ func TestBrokerSwarm(t *testing.T) {
 		polls += res.broker.nonEmptyPolls
 		groups += res.broker.groups
 		crashes += int(res.Process.Crashes)
+		r := &res.broker.reads
+		reads.servedAtOnce += r.servedAtOnce
+		reads.servedAfterRound += r.servedAfterRound
+		reads.refused += r.refused
+		reads.refusedAfterWait += r.refusedAfterWait
 		if res.DurabilityWaived != "" {
 			waived++
 		}
 	}
 	t.Logf("broker swarm: %d seeds in %s (%.0f seeds/minute), %d groups, %d acknowledged sends, %d non-empty polls, %d node crashes, %d seeds with a replicated topic's checks waived",
 		count, elapsed.Round(time.Millisecond), float64(count)/elapsed.Minutes(), groups, acked, polls, crashes, waived)
+	t.Logf("broker reads: %d served at once, %d after a read round, %d refused at once, %d refused after waiting (admitted by a primary that then left its view or was not confirmed in time)",
+		reads.servedAtOnce, reads.servedAfterRound, reads.refused, reads.refusedAfterWait)
 	if acked == 0 || polls == 0 || crashes == 0 {
 		t.Fatalf("the broker workload did nothing: %d acknowledged sends, %d non-empty polls, %d crashes", acked, polls, crashes)
 	}

@@ -137,6 +137,12 @@ func (r *Replica) assertSend(m *Message) {
 		if r.status != StatusNormal || !r.Primary() || m.View != r.view || m.Commit != r.commitMax || m.Commit > r.op {
 			panic(fmt.Sprintf("vsr: Commit %d in view %d from a replica %s in view %d, commit %d, op %d", m.Commit, m.View, r.status, r.view, r.commitMax, r.op))
 		}
+	case CommandCommitOk:
+		// An answer to a read round says the replica is a backup in
+		// normal status in the round's view.
+		if r.status != StatusNormal || r.Primary() || m.View != r.view || m.Context.IsZero() {
+			panic(fmt.Sprintf("vsr: CommitOk in view %d from a replica %s in view %d (primary %v)", m.View, r.status, r.view, r.Primary()))
+		}
 	case CommandPrepare:
 		// A primary's prepare of its own view is one its log holds; a
 		// prepare served for repair is checked by its checksum at the

@@ -287,7 +287,9 @@ const (
 	// BugPollPastCommit is a broker-level bug, honoured by the read path of
 	// a partition group (the simulator's broker binding): a poll serves the
 	// sends the primary prepared above its commit number as if they were
-	// committed. vsr itself does nothing different.
+	// committed, at once, without the read index that confirms the
+	// primary still leads its view (ReadIndex). vsr itself does nothing
+	// different.
 	BugPollPastCommit
 )
 

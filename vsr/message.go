@@ -22,6 +22,9 @@ const (
 	// durability). Context holds the checksum of the acknowledged prepare.
 	CommandPrepareOk
 	// CommandCommit is the primary's heartbeat announcing its commit number.
+	// Context is zero, or the nonce of a read round (read_index.go: Lo the
+	// round, Hi the primary's read epoch), which the backups answer with
+	// CommitOk.
 	CommandCommit
 	// CommandStartViewChange votes to leave the current view.
 	CommandStartViewChange
@@ -58,6 +61,10 @@ const (
 	// CommandRequestStartView asks the primary of View for a StartView, sent
 	// by a replica that learned of a newer view it did not take part in.
 	CommandRequestStartView
+	// CommandCommitOk answers a Commit that carries a read round's nonce:
+	// a backup in normal status in View tells its primary that it still
+	// is, after the round was sent. Context is the round's nonce.
+	CommandCommitOk
 
 	commandCount
 )
@@ -67,6 +74,7 @@ var commandNames = [commandCount]string{
 	"start_view_change", "do_view_change", "start_view", "reply", "eviction",
 	"recovery", "recovery_response", "request_prepare", "request_headers",
 	"headers", "request_checkpoint", "checkpoint", "request_start_view",
+	"commit_ok",
 }
 
 // String returns the command's protocol name.
@@ -406,7 +414,12 @@ func (m *Message) String() string {
 	case CommandPrepareOk:
 		return fmt.Sprintf("prepare_ok v=%d op=%d", h.View, h.Op)
 	case CommandCommit:
+		if !h.Context.IsZero() {
+			return fmt.Sprintf("commit v=%d commit=%d read_round=%d", h.View, h.Commit, h.Context.Lo)
+		}
 		return fmt.Sprintf("commit v=%d commit=%d", h.View, h.Commit)
+	case CommandCommitOk:
+		return fmt.Sprintf("commit_ok v=%d read_round=%d", h.View, h.Context.Lo)
 	case CommandReply:
 		if h.Disposition != DispositionNone {
 			return fmt.Sprintf("reply v=%d client=%d req=%d operation=%d disposition=%s", h.View, h.Client.Lo, h.Request, h.Operation, h.Disposition)

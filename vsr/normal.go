@@ -487,6 +487,7 @@ func (r *Replica) onCommit(m *Message) {
 		return
 	}
 	r.timers.normalHeartbeat.reset()
+	r.answerReadRound(m)
 	r.advanceCommitMax(m.Commit)
 	if m.Commit > r.op {
 		r.requestHeaders()

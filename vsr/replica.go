@@ -105,8 +105,10 @@ type Replica struct {
 
 	viewChange viewChangeState
 	recovery   recoveryState
-	transfer   stateTransfer
-	sb         superblockWriter
+	// read is a primary's read rounds (read_index.go).
+	read     readIndex
+	transfer stateTransfer
+	sb       superblockWriter
 	// journalSeq is the write sequence of the next journal record.
 	journalSeq uint64
 	// installWrites counts journal header changes not yet written.
@@ -327,6 +329,7 @@ func (r *Replica) Tick() {
 			if r.timers.commitHeartbeat.fired() {
 				r.sendCommitHeartbeat()
 			}
+			r.tickReadRounds()
 			if r.timers.prepare.fired() && !r.checkStuck() {
 				r.resendUncommitted()
 			}
@@ -418,6 +421,8 @@ func (r *Replica) step(m *Message) {
 		r.onPrepareOk(m)
 	case CommandCommit:
 		r.onCommit(m)
+	case CommandCommitOk:
+		r.onCommitOk(m)
 	case CommandStartViewChange:
 		r.onStartViewChange(m)
 	case CommandDoViewChange:

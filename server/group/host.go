@@ -216,7 +216,23 @@ type Host struct {
 	// superblock may not be durable yet).
 	candidate checkpointCandidate
 	written   uint64
+	// reads are the reads admitted by the replica's read index, waiting
+	// for their round and op (Read); ticks counts Tick, for their timeout.
+	reads        []pendingRead
+	ticks        uint64
+	servingReads bool
 }
+
+// pendingRead is a read waiting for its ticket to be ready.
+type pendingRead struct {
+	ticket vsr.ReadTicket
+	since  uint64
+	done   func(vsr.Disposition)
+}
+
+// ReadQueueMax bounds the reads a host keeps waiting for their read round;
+// a read beyond it is answered DispositionOverloaded (58: retry).
+const ReadQueueMax = 4096
 
 // checkpointCandidate is a descriptor checkpoint of op, whose state was
 // captured right after op was applied, to be written once the sync ticket
@@ -280,6 +296,7 @@ func (h *Host) Open(done func(error)) {
 
 // Tick advances the replica's timeouts by one tick.
 func (h *Host) Tick() {
+	h.ticks++
 	h.replica.Tick()
 	h.afterInput()
 }
@@ -346,6 +363,7 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 // runs after every input, outside the replica's apply loop (CheckpointAt
 // takes only applied ops).
 func (h *Host) afterInput() {
+	h.serveReads()
 	c := &h.candidate
 	if !c.set || c.ticket > h.durable || h.failed != nil {
 		return
@@ -421,15 +439,109 @@ func (h *Host) Err() error { return h.failed }
 // Replica returns the group's replica, for its status and counters.
 func (h *Host) Replica() *vsr.Replica { return h.replica }
 
-// Serving reports whether this replica may serve reads that must see every
-// acknowledged write: it is the primary in normal status, has applied
-// everything it knows committed, and holds the state of what it applied
-// (not waiting for a checkpoint: vsr.Replica.Behind). A primary that
-// restarted with an unreadable checkpoint counts its ops as applied while
-// its machine is empty until a peer's checkpoint is installed.
+// Serving reports whether this replica is in a state to serve reads: it
+// is the primary in normal status, has applied everything it knows
+// committed, and holds the state of what it applied (not waiting for a
+// checkpoint: vsr.Replica.Behind; a primary that restarted with an
+// unreadable checkpoint counts its ops as applied while its machine is
+// empty until a peer's checkpoint is installed). It does not show that the
+// primary still leads its view: a primary of an old view that has not
+// heard of the new one says true while its state is stale. A read that
+// must see every acknowledged write goes through Read.
 func (h *Host) Serving() bool {
 	r := h.replica
 	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind()
+}
+
+// Read serves a read that must see every write acknowledged before it
+// (a poll, a stored offset, the partition's counters): done runs once, on
+// the owning goroutine, with DispositionNone when the caller may read the
+// applied state (View, Machine) during the call, or with the reason it may
+// not (Code maps it; the reader retries, elsewhere for a 58). done runs
+// inside Read when the answer is known at once (always for a group of
+// one, which serves what it applied or answers DispositionBehind, as
+// ReadNow), else from a later input, after the replica confirmed through
+// its read index (vsr.Replica.ReadIndex) that it still led its view after
+// the read arrived and applied every op its log held then. A read not
+// confirmed within the normal heartbeat timeout (the time after which the
+// backups elect a new primary) is answered DispositionViewChange. done may
+// call Submit and Read.
+func (h *Host) Read(done func(vsr.Disposition)) {
+	if d, now := h.ReadNow(); now {
+		done(d)
+		return
+	}
+	t, d := h.replica.ReadIndex()
+	if d == vsr.DispositionNone {
+		if ready, why := h.replica.ReadReady(t); ready || why != vsr.DispositionNone {
+			done(why)
+			return
+		}
+		if len(h.reads) >= ReadQueueMax {
+			d = vsr.DispositionOverloaded
+		}
+	}
+	if d != vsr.DispositionNone {
+		done(d)
+		return
+	}
+	h.reads = append(h.reads, pendingRead{ticket: t, since: h.ticks, done: done})
+}
+
+// ReadNow answers a read of a group of one at once: it reports true with
+// DispositionNone when the caller may serve the read from applied state
+// now, true with a disposition when it may not, and false for a group of
+// several replicas, whose reads wait for a read round (Read). A group of
+// one is its own quorum: it serves what it applied, with no round trip.
+func (h *Host) ReadNow() (vsr.Disposition, bool) {
+	if h.cfg.Replica.ReplicaCount > 1 {
+		return vsr.DispositionNone, false
+	}
+	t, d := h.replica.ReadIndex()
+	if d != vsr.DispositionNone {
+		return d, true
+	}
+	if ready, why := h.replica.ReadReady(t); ready || why != vsr.DispositionNone {
+		return why, true
+	}
+	return vsr.DispositionBehind, true
+}
+
+// serveReads answers the waiting reads whose tickets are ready or can no
+// longer be, and those that waited past the timeout.
+func (h *Host) serveReads() {
+	if len(h.reads) == 0 || h.servingReads {
+		return
+	}
+	h.servingReads = true
+	defer func() { h.servingReads = false }()
+	timeout := max(h.cfg.Replica.NormalHeartbeatTimeoutTicks, 1)
+	for len(h.reads) > 0 {
+		// Take the answerable reads out first: done may queue new ones.
+		var answered []pendingRead
+		var why []vsr.Disposition
+		kept := h.reads[:0]
+		for _, pr := range h.reads {
+			ready, d := h.replica.ReadReady(pr.ticket)
+			if !ready && d == vsr.DispositionNone && h.ticks-pr.since >= timeout {
+				d = vsr.DispositionViewChange
+			}
+			if ready || d != vsr.DispositionNone {
+				answered = append(answered, pr)
+				why = append(why, d)
+			} else {
+				kept = append(kept, pr)
+			}
+		}
+		clear(h.reads[len(kept):])
+		h.reads = kept
+		if len(answered) == 0 {
+			return
+		}
+		for i, pr := range answered {
+			pr.done(why[i])
+		}
+	}
 }
 
 // machineAdapter is the partition machine as vsr.StateMachine: Apply runs

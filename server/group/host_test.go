@@ -682,3 +682,113 @@ func TestPrimaryWithMissingStateDoesNotServe(t *testing.T) {
 		t.Fatalf("a primary without its state serves reads (next offset %d at commit %d)", h.View().NextOffset(), r.CommitNumber())
 	}
 }
+
+// read submits a read to node's host and ticks (up to ticks times) until
+// it is answered; served says what the read would return, at the moment
+// it is served. It returns the disposition and whether it was answered.
+func read(c *grouptest.Cluster, node, ticks int, served func(h *group.Host)) (vsr.Disposition, bool) {
+	var d vsr.Disposition
+	answered := false
+	h := c.Nodes[node].Host
+	h.Read(func(why vsr.Disposition) {
+		d, answered = why, true
+		if why == vsr.DispositionNone {
+			served(h)
+		}
+	})
+	for i := 0; i < ticks && !answered; i++ {
+		c.Tick(1)
+	}
+	return d, answered
+}
+
+// TestDeposedPrimaryServesNoStaleRead: the primary of view 0 is cut off
+// from its backups, which elect a new primary and commit a consumer-offset
+// store there. The old primary has not heard of the new view: it is still
+// a caught-up primary in normal status (Serving), but its applied state
+// lacks the acknowledged store. A read there must never be served (the
+// simulator's seed 875: it answered "no offset"); it waits for a read round
+// its cut-off backups never answer, is answered 57 after the timeout, and
+// once healed the old primary sends readers elsewhere (58). The new
+// primary serves the acknowledged store.
+func TestDeposedPrimaryServesNoStaleRead(t *testing.T) {
+	c := newCluster(t, testConfig(3, 0, vsr.Replicated), false)
+	w := newWorkload(t, c)
+	w.sendCommitted(4)
+	if a := w.storeOffset(0, 9, 1); a.Code != wire.ErrorCodeOK {
+		t.Fatalf("store at the primary: %+v", a)
+	}
+	key := partition.ConsumerKey{Kind: partition.ConsumerKindConsumer, ID: 9}
+	c.Tick(5)
+	c.Isolate(0, true)
+	for ticks := 0; !c.Nodes[1].Host.Replica().Primary() && !c.Nodes[2].Host.Replica().Primary(); ticks++ {
+		if ticks == 2000 {
+			t.Fatalf("no new primary:\n%s", c.Status())
+		}
+		c.Tick(1)
+	}
+	newPrimary := 1
+	if c.Nodes[2].Host.Replica().Primary() {
+		newPrimary = 2
+	}
+	var a grouptest.Answer
+	for attempt := 0; ; attempt++ {
+		if a = w.storeOffset(newPrimary, 9, 3); a.Code == wire.ErrorCodeOK || attempt == 50 {
+			break
+		}
+		c.Tick(5)
+	}
+	if a.Code != wire.ErrorCodeOK {
+		t.Fatalf("store at the new primary: %+v\n%s", a, c.Status())
+	}
+	old := c.Nodes[0].Host
+	if !old.Serving() || old.Replica().View() != 0 {
+		t.Fatalf("the old primary should still believe it serves view 0:\n%s", c.Status())
+	}
+	if v, _ := old.View().StoredOffset(key); v != 1 {
+		t.Fatalf("the old primary's applied offset is %d, want the stale 1", v)
+	}
+	stale := func(h *group.Host) {
+		v, ok := h.View().StoredOffset(key)
+		t.Fatalf("the deposed primary served offset %d (found %v) after the store of 3 was acknowledged", v, ok)
+	}
+	timeout := int(c.Config.Replica.NormalHeartbeatTimeoutTicks)
+	if d, answered := read(c, 0, 3*timeout, stale); !answered || d != vsr.DispositionViewChange || group.Code(d) != wire.ErrTransientNotCommitted {
+		t.Fatalf("the deposed primary's read: answered %v with %s, want 57 after the timeout", answered, d)
+	}
+	c.Isolate(0, false)
+	for ticks := 0; old.Replica().View() == 0; ticks++ {
+		if ticks == 2000 {
+			t.Fatalf("the old primary never joined the new view:\n%s", c.Status())
+		}
+		c.Tick(1)
+	}
+	if d, answered := read(c, 0, 0, stale); !answered || group.Code(d) != wire.ErrTransientNotAccepted {
+		t.Fatalf("a read at the former primary: answered %v with %s, want 58 at once", answered, d)
+	}
+	var got uint64
+	if d, answered := read(c, newPrimary, 100, func(h *group.Host) { got, _ = h.View().StoredOffset(key) }); !answered || d != vsr.DispositionNone || got != 3 {
+		t.Fatalf("the new primary's read: answered %v with %s, offset %d, want 3", answered, d, got)
+	}
+}
+
+// TestGroupOfOneReadsAtOnce: a group of one serves a read inside the call,
+// with no round and no message.
+func TestGroupOfOneReadsAtOnce(t *testing.T) {
+	c := newCluster(t, testConfig(1, 0, vsr.Replicated), false)
+	w := newWorkload(t, c)
+	w.sendCommitted(3)
+	before := c.Delivered
+	var next uint64
+	served := false
+	c.Nodes[0].Host.Read(func(d vsr.Disposition) {
+		served = d == vsr.DispositionNone
+		next = c.Nodes[0].Host.View().NextOffset()
+	})
+	if !served || next != 3 || c.Delivered != before {
+		t.Fatalf("a group of one's read: served %v at next offset %d, %d messages", served, next, c.Delivered-before)
+	}
+	if d, now := c.Nodes[0].Host.ReadNow(); !now || d != vsr.DispositionNone {
+		t.Fatalf("ReadNow of a group of one: %s, %v", d, now)
+	}
+}
