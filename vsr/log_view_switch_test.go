@@ -37,6 +37,14 @@ func keepPendingOf(s *testStorage, op uint64) int {
 // scenarios/bug_vote_below_acked_op_15661.txt). It must recover its log
 // from its peers instead, and the cluster go on.
 func TestPartialSwitchToNewLogViewRecovers(t *testing.T) {
+	t.Run("installed header kept", func(t *testing.T) { testPartialSwitch(t, false) })
+	// The other outcome of the power loss: the installed header of op N
+	// is lost and the prepare of view 2 repaired over it afterwards is
+	// kept, beside the header record that still names view 0's op N.
+	t.Run("prepare kept", func(t *testing.T) { testPartialSwitch(t, true) })
+}
+
+func testPartialSwitch(t *testing.T, prepareKept bool) {
 	cfg := DefaultConfig(7, 3, 0)
 	cfg.JournalSlots = 64
 	cfg.PipelinePrepareMax = 4
@@ -59,7 +67,7 @@ func TestPartialSwitchToNewLogViewRecovers(t *testing.T) {
 	submit(1, "a")
 	c.tick(50)
 
-	// r1 acks op 2 of view 0; r0 (whose disk stalls) never hears it and r2
+	// r1 acks op N of view 0; r0 (whose disk stalls) never hears it and r2
 	// (cut off) never sees the op.
 	var acked uint64
 	c.onSend = func(from int, m *Message) {
@@ -85,7 +93,7 @@ func TestPartialSwitchToNewLogViewRecovers(t *testing.T) {
 	}
 	old := r1.log.at(lost).header.Checksum
 
-	// r0 loses op 2 in a crash; r0 and r2 start view 2 without it and
+	// r0 loses op N in a crash; r0 and r2 start view 2 without it and
 	// commit two other ops, while r1 is cut off.
 	c.crash(0)
 	delete(c.clients, 2)
@@ -106,20 +114,47 @@ func TestPartialSwitchToNewLogViewRecovers(t *testing.T) {
 	}
 	c.tick(10)
 
-	// r1 hears of view 2 and takes its log, with its disk stalled: then it
-	// loses power with the installed header of op 2 durable and nothing else.
-	c.stalled = map[int]bool{1: true}
+	// r1 hears of view 2 and takes its log: then it loses power with the
+	// installed header of op N durable and nothing else (its disk stalls),
+	// or with only the prepare of op N of view 2 durable (its superblock
+	// stalls; the disk state the power loss leaves is set up below).
+	st := c.nodes[1].storage
+	before := map[Zone][]byte{}
+	for _, z := range []Zone{ZoneSuperblock, ZoneWALHeaders, ZoneWALPrepares} {
+		before[z] = append([]byte(nil), st.durable[z]...)
+	}
+	if prepareKept {
+		st.hold = map[Zone]bool{ZoneSuperblock: true}
+	} else {
+		c.stalled = map[int]bool{1: true}
+	}
 	c.group = []int{0, 0, 0}
-	for ticks := 0; r1.LogView() != 2 && ticks < 1000; ticks++ {
+	done := func() bool {
+		if !prepareKept {
+			return r1.LogView() == 2
+		}
+		e := r1.log.at(lost)
+		return r1.LogView() == 2 && e != nil && e.header.View == 2 && e.durable
+	}
+	for ticks := 0; !done() && ticks < 1000; ticks++ {
 		c.tick(1)
 	}
-	if r1.LogView() != 2 || r1.sb.durable.LogView != 0 {
+	if !done() || r1.sb.durable.LogView != 0 {
 		t.Fatalf("r1 did not take view 2's log (log view %d, durable %d):\n%s", r1.LogView(), r1.sb.durable.LogView, c.status())
 	}
 	if h, ok := r1.log.header(lost); !ok || h.Checksum == old {
 		t.Fatalf("view 2's log kept r1's op %d of view 0", lost)
 	}
-	if kept := keepPendingOf(c.nodes[1].storage, lost); kept != 2 {
+	if prepareKept {
+		size := cfg.ZoneSize(ZoneWALPrepares) / cfg.JournalSlots
+		slot := lost % cfg.JournalSlots
+		prepare := append([]byte(nil), st.durable[ZoneWALPrepares][slot*size:(slot+1)*size]...)
+		for z, b := range before {
+			copy(st.durable[z], b)
+		}
+		copy(st.durable[ZoneWALPrepares][slot*size:], prepare)
+		st.hold = nil
+	} else if kept := keepPendingOf(st, lost); kept != 2 {
 		t.Fatalf("kept %d journal writes of op %d, want both zones", kept, lost)
 	}
 	c.crash(1)

@@ -290,6 +290,12 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 				r.journalLogViewReplaced = true
 			}
 		}
+		// A prepare of a view after the log view written over a sealed op of
+		// the log view (whose header record still names it): the new log
+		// view's installed header of the slot was lost, its prepare was not.
+		if p := slots[i].prepare; p != nil && p.View > r.logView && p.Op > r.commitMin && r.sealedOther(&records[i], p) {
+			r.journalLogViewReplaced = true
+		}
 	}
 	// The chain ends at a hole. A header record is written only once its
 	// prepare was durable (or before the superblock of a view change), so
@@ -322,7 +328,9 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 // then writes makes the log view durable before it acks or votes in it.
 // Otherwise (the crash struck while the records were written) it keeps its
 // durable log view; but if one of those records replaced an op of its log
-// (one it may have acked there: a view's log that disagrees with it), the
+// (one it may have acked there: a view's log that disagrees with it), or a
+// prepare of a later view overwrote such an op whose HeaderDurable record
+// still names it (the installed header before it was lost), the
 // journal no longer holds the log of its durable log view either, and the
 // replica may not vote with it (logViewLost): it recovers a view's log from
 // its peers. It then changes nothing in its journal, whose records of the
@@ -386,6 +394,17 @@ func (r *Replica) dropStrays() {
 		}
 	}
 	r.journalStrays = r.journalStrays[:0]
+}
+
+// sealedOther reports whether rec is the HeaderDurable record of a prepare
+// of op p.Op, of a view up to the log view, other than p: an op the
+// replica may have acked in its log view, which p overwrote.
+func (r *Replica) sealedOther(rec *journal.HeaderRecord, p *Message) bool {
+	if rec.Err != nil || rec.Kind != journal.HeaderDurable || rec.Op != p.Op || r.journal.Slot(rec.Op) != rec.Slot {
+		return false
+	}
+	var hdr Header
+	return hdr.Decode(rec.Header) == nil && hdr.Checksum != p.Checksum && hdr.View <= r.logView
 }
 
 // recordNames reports whether rec is a valid header record naming h, and
