@@ -45,6 +45,11 @@ type logEntry struct {
 	faulty bool
 }
 
+// mayBeAcked reports whether this replica may have acked the entry's op: a
+// persisted replica acks only durable (sealed) prepares, and a faulty
+// entry may have been acked before its body was lost.
+func (e *logEntry) mayBeAcked() bool { return e.durable || e.faulty }
+
 // log is the in-memory ring of journal slots; slot = op % len(entries).
 type log struct {
 	entries []logEntry

@@ -51,7 +51,9 @@ func (r *Replica) Open(done func(err error)) {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
 						r.adoptJournalLogView()
-						r.rerecordLoaded()
+						if !r.logViewLost {
+							r.rerecordLoaded()
+						}
 						r.resume()
 						done(r.lastError)
 					})
@@ -257,16 +259,42 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		parentSum = c.h.Checksum
 	}
 	r.op = op
+	// What the journal holds above the chain is not in the log: prepares
+	// and headers of ops whose chain broke at a hole (a write in flight at
+	// the crash), of an older view. A later log that reaches the hole again
+	// would chain them back in, under a log view they never belonged to
+	// (dropStrays removes them).
+	r.journalStrays = r.journalStrays[:0]
+	for i := range candidates {
+		if c := candidates[i]; c.h != nil && c.h.Op > op && c.h.Op <= r.opPrepareMax() {
+			r.journalStrays = append(r.journalStrays, c.h.Op)
+		}
+	}
 	// The newest change recorded for a log view the superblock does not
-	// hold, if any (adoptJournalLogView).
+	// hold, if any (adoptJournalLogView), and whether any change of such a
+	// log view replaced an op the log held.
+	r.journalLogViewReplaced = false
 	for i := range records {
 		for _, rec := range []*journal.HeaderRecord{&records[i], slots[i].mirror} {
 			if rec == nil || rec.Err != nil || rec.Op <= r.checkpointOp || rec.Op > r.opPrepareMax() {
 				continue
 			}
-			if t, ok := recordTag(rec); ok && t.logView > r.logView && t.logView > r.journalLogView.logView {
+			t, ok := recordTag(rec)
+			if !ok || t.logView <= r.logView {
+				continue
+			}
+			if t.logView > r.journalLogView.logView {
 				r.journalLogView = t
 			}
+			if t.replaced && rec.Op > r.commitMin {
+				r.journalLogViewReplaced = true
+			}
+		}
+		// A prepare of a view after the log view written over a sealed op of
+		// the log view (whose header record still names it): the new log
+		// view's installed header of the slot was lost, its prepare was not.
+		if p := slots[i].prepare; p != nil && p.View > r.logView && p.Op > r.commitMin && r.sealedOther(&records[i], p) {
+			r.journalLogViewReplaced = true
 		}
 	}
 	// The chain ends at a hole. A header record is written only once its
@@ -299,7 +327,15 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 // older views (their removals may not have landed), and the superblock it
 // then writes makes the log view durable before it acks or votes in it.
 // Otherwise (the crash struck while the records were written) it keeps its
-// durable log view.
+// durable log view; but if one of those records replaced an op of its log
+// (one it may have acked there: a view's log that disagrees with it), or a
+// prepare of a later view overwrote such an op whose HeaderDurable record
+// still names it (the installed header before it was lost), the
+// journal no longer holds the log of its durable log view either, and the
+// replica may not vote with it (logViewLost): it recovers a view's log from
+// its peers. It then changes nothing in its journal, whose records of the
+// newer log view say so again if it restarts before the superblock that
+// records the loss is durable.
 //
 // Either way the log then holds no op prepared in a view after its log
 // view: a log of log view L is made of prepares of views up to L, and a
@@ -327,7 +363,12 @@ func (r *Replica) adoptJournalLogView() {
 			head++
 		}
 		r.truncate(head)
+	} else if r.journalLogViewReplaced {
+		r.journalLogViewReplaced = false
+		r.logViewLost = true
+		return
 	}
+	r.journalLogViewReplaced = false
 	for head < r.op {
 		if e := r.log.at(head + 1); e == nil || e.header.View > r.logView {
 			break
@@ -335,6 +376,35 @@ func (r *Replica) adoptJournalLogView() {
 		head++
 	}
 	r.truncate(head)
+	if !r.journalDamaged {
+		r.dropStrays()
+	}
+}
+
+// dropStrays records the removal of what the journal held above the log
+// at open (journalStrays) that is still above it: left there, a log that
+// later reaches the hole below them would chain them back in at a restart,
+// as ops of a log view they never belonged to. A replica whose journal is
+// damaged keeps them (they show the damage) until a view's log is
+// installed (installChain).
+func (r *Replica) dropStrays() {
+	for _, op := range r.journalStrays {
+		if op > r.op && op > r.checkpointOp && op <= r.opPrepareMax() && r.log.at(op) == nil {
+			r.journalHeaderChange(op, nil, false)
+		}
+	}
+	r.journalStrays = r.journalStrays[:0]
+}
+
+// sealedOther reports whether rec is the HeaderDurable record of a prepare
+// of op p.Op, of a view up to the log view, other than p: an op the
+// replica may have acked in its log view, which p overwrote.
+func (r *Replica) sealedOther(rec *journal.HeaderRecord, p *Message) bool {
+	if rec.Err != nil || rec.Kind != journal.HeaderDurable || rec.Op != p.Op || r.journal.Slot(rec.Op) != rec.Slot {
+		return false
+	}
+	var hdr Header
+	return hdr.Decode(rec.Header) == nil && hdr.Checksum != p.Checksum && hdr.View <= r.logView
 }
 
 // recordNames reports whether rec is a valid header record naming h, and
@@ -362,7 +432,7 @@ func (r *Replica) rerecordLoaded() {
 			r.writeRedundantHeader(e)
 		case e.prepare == nil && !e.faulty && !e.recorded:
 			h := e.header
-			r.journalHeaderChange(h.Op, &h)
+			r.journalHeaderChange(h.Op, &h, false)
 		case e.prepare == nil && e.faulty && !e.recorded:
 			r.journalRecordFaulty(e)
 		}
@@ -398,6 +468,9 @@ func (r *Replica) resume() {
 	case !r.persisted() || r.journalDamaged || r.logViewLost:
 		// A persisted replica read its view promise from its superblock; one
 		// in memory mode lost it with the rest.
+		if r.logViewLost && r.persisted() && !r.sb.durable.LogViewLost {
+			r.requestSuperblock() // the loss adoptJournalLogView found
+		}
 		r.startRecovery(r.persisted())
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal

@@ -180,8 +180,11 @@ func (r *Replica) nextJournalSeq() uint64 {
 // view it belongs to and the head that log view's log started at
 // (changeTag): a restart that finds a change of a log view its superblock
 // does not hold knows the journal took that log view's log, and adopts it
-// if the journal holds all of it (adoptJournalLogView).
-func (r *Replica) journalHeaderChange(op uint64, h *Header) {
+// if the journal holds all of it (adoptJournalLogView). replaced says the
+// change overwrites an op the log held (which the replica may have acked
+// in its durable log view): a restart that cannot adopt the new log view
+// then no longer holds the log of its durable one.
+func (r *Replica) journalHeaderChange(op uint64, h *Header, replaced bool) {
 	if !r.persisted() {
 		return
 	}
@@ -192,7 +195,7 @@ func (r *Replica) journalHeaderChange(op uint64, h *Header) {
 		payload = make([]byte, HeaderSize+changeTagSize)
 		h.Encode(payload)
 	}
-	t := changeTag{logView: r.logView, head: r.logViewHead.Op, headChecksum: r.logViewHead.Checksum}
+	t := changeTag{logView: r.logView, head: r.logViewHead.Op, headChecksum: r.logViewHead.Checksum, replaced: replaced}
 	t.encode(payload[len(payload)-changeTagSize:])
 	r.journalRecord(op, h != nil, func(done func(error)) {
 		r.journal.WriteHeader(op, r.nextJournalSeq(), kind, payload, done)
@@ -243,23 +246,37 @@ func (r *Replica) journalRecord(op uint64, names bool, write func(done func(erro
 }
 
 // changeTag ends the payload of an installed header's or a removal's
-// journal record: the log view the change belongs to, and the head (op and
+// journal record: the log view the change belongs to, the head (op and
 // checksum) the log of that log view started at when the replica took it
-// (a StartView's, or the log a recovery adopted).
+// (a StartView's, or the log a recovery adopted), and whether the change
+// replaced an op the log held.
 type changeTag struct {
 	logView      uint64
 	head         uint64
 	headChecksum Uint128
+	replaced     bool
 }
 
-// changeTagSize is the encoded size of a changeTag.
-const changeTagSize = 32
+// changeTagSize is the encoded size of a changeTag; changeTagSizeV1 that of
+// a tag written without its flags (taken as replacing, the safe reading).
+const (
+	changeTagSize   = 40
+	changeTagSizeV1 = 32
+)
+
+// changeTagReplaced is the flag of a change that replaced an op of the log.
+const changeTagReplaced = 1
 
 func (t *changeTag) encode(buf []byte) {
 	le := binary.LittleEndian
 	le.PutUint64(buf[0:], t.logView)
 	le.PutUint64(buf[8:], t.head)
 	putUint128(buf[16:], t.headChecksum)
+	var flags uint64
+	if t.replaced {
+		flags |= changeTagReplaced
+	}
+	le.PutUint64(buf[32:], flags)
 }
 
 // recordTag returns the tag of a valid HeaderInstalled or HeaderRemoved
@@ -269,21 +286,30 @@ func recordTag(rec *journal.HeaderRecord) (changeTag, bool) {
 		return changeTag{}, false
 	}
 	n := len(rec.Header)
-	if n < changeTagSize || (rec.Kind == journal.HeaderInstalled && n < HeaderSize+changeTagSize) {
+	if rec.Kind == journal.HeaderInstalled {
+		n -= HeaderSize
+	}
+	if n != changeTagSize && n != changeTagSizeV1 {
 		return changeTag{}, false
 	}
-	buf := rec.Header[n-changeTagSize:]
+	buf := rec.Header[len(rec.Header)-n:]
 	le := binary.LittleEndian
-	return changeTag{logView: le.Uint64(buf[0:]), head: le.Uint64(buf[8:]), headChecksum: getUint128(buf[16:])}, true
+	t := changeTag{logView: le.Uint64(buf[0:]), head: le.Uint64(buf[8:]), headChecksum: getUint128(buf[16:]), replaced: true}
+	if n == changeTagSize {
+		t.replaced = le.Uint64(buf[32:])&changeTagReplaced != 0
+	}
+	return t, true
 }
 
 // removeOp drops op from the log and records the removal in the journal.
 func (r *Replica) removeOp(op uint64) {
-	if r.log.at(op) == nil {
+	e := r.log.at(op)
+	if e == nil {
 		return
 	}
+	replaced := e.mayBeAcked()
 	r.log.remove(op)
-	r.journalHeaderChange(op, nil)
+	r.journalHeaderChange(op, nil, replaced)
 }
 
 // installHeader sets h in the log; if that replaced the slot's content
@@ -294,8 +320,9 @@ func (r *Replica) installHeader(h *Header) {
 		return
 	}
 	r.assertInWindow(h.Op)
+	replaced := old != nil && old.mayBeAcked() // before setHeader resets the slot
 	r.log.setHeader(h)
-	r.journalHeaderChange(h.Op, h)
+	r.journalHeaderChange(h.Op, h, replaced)
 }
 
 // opPrepareMax is the highest op the log may hold. The journal slot of any

@@ -131,7 +131,13 @@ type Replica struct {
 	// of a log view the superblock does not hold (adoptJournalLogView).
 	logViewHead    Header
 	journalLogView changeTag
-	syncs          syncState
+	// journalLogViewReplaced is set, at open, when a change of a log view
+	// the superblock does not hold replaced an op of the log.
+	journalLogViewReplaced bool
+	// journalStrays lists, at open, the ops the journal holds above the
+	// log's chain (dropStrays).
+	journalStrays []uint64
+	syncs         syncState
 
 	timers timers
 

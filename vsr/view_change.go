@@ -497,5 +497,6 @@ func (r *Replica) installChain(headers []Header, op uint64) {
 	for o := old; o > r.op && old-o < r.cfg.JournalSlots; o-- {
 		r.removeOp(o)
 	}
+	r.dropStrays()
 	r.assertLogChain()
 }
