@@ -337,3 +337,24 @@ func TestFailedMetadataCheckpointRefusesWritesUntilRestart(t *testing.T) {
 		t.Fatalf("no snapshot.bin after the restart: %v", err)
 	}
 }
+
+// TestMetadataRequestLargerThanAPrepareIsRefused: a metadata request whose
+// body does not fit a prepare of the metadata group (a user with
+// permissions for 40,000 streams, about 440 KB) is answered 4022
+// (TooBigMessagePayload), which a client does not retry, not 57 forever;
+// the next request is served.
+func TestMetadataRequestLargerThanAPrepareIsRefused(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	c := ts.connect()
+	perms := &client.Permissions{}
+	for i := 0; i < 40000; i++ {
+		perms.Streams = append(perms.Streams, client.StreamPermissions{StreamID: uint32(i), ReadStream: true})
+	}
+	_, err := c.CreateUser(ctx(t), "huge", "secret1", client.UserActive, perms)
+	if !errors.Is(err, wire.ErrTooBigMessagePayload) {
+		t.Fatalf("a user of 40,000 stream permissions: %v, want 4022", err)
+	}
+	if _, err := c.CreateUser(ctx(t), "small", "secret1", client.UserActive, &client.Permissions{Streams: perms.Streams[:100]}); err != nil {
+		t.Fatalf("the next request: %v", err)
+	}
+}

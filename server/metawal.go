@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/stratabroker/strata/journal"
 	"github.com/stratabroker/strata/storage"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -349,6 +350,11 @@ func (s *metaFileStorage) spans(z vsr.Zone, offset uint64, n int, write bool) ([
 
 // Read implements vsr.Storage; bytes never written read as zeros.
 func (s *metaFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) {
+	err := s.readNow(z, offset, buf)
+	s.loop.later(func() { done(err) })
+}
+
+func (s *metaFileStorage) readNow(z vsr.Zone, offset uint64, buf []byte) error {
 	spans, err := s.spans(z, offset, len(buf), false)
 	pos := 0
 	for _, sp := range spans {
@@ -371,7 +377,7 @@ func (s *metaFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(
 			err = fmt.Errorf("read %s: %w", sp.name, err)
 		}
 	}
-	s.loop.later(func() { done(err) })
+	return err
 }
 
 // Write implements vsr.Storage.
@@ -465,4 +471,14 @@ func (s *metaFileStorage) invalidSuperblocks() []string {
 		}
 	}
 	return names
+}
+
+// ReadRecord implements vsr.RecordReader: a WAL prepare slot is read only
+// as far as its record (journal.ReadRecordSectors), so that opening a
+// journal of 1024 slots of 260 KiB reads its records, not 272 MB.
+func (s *metaFileStorage) ReadRecord(z vsr.Zone, offset, max uint64, done func([]byte, error)) {
+	buf, err := journal.ReadRecordSectors(offset, max, func(at uint64, part []byte) error {
+		return s.readNow(z, at, part)
+	})
+	s.loop.later(func() { done(buf, err) })
 }
