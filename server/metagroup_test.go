@@ -248,7 +248,7 @@ func TestOldFormatMetadataDirIsRefused(t *testing.T) {
 		{"checkpointed", map[string][]byte{"journal.wal": {}, "snapshot.bin": oldFile("SMSN", 64+40),
 			"superblock.a": oldFile("SMSB", 128), "superblock.b": oldFile("SMSB", 128)}, "snapshot.bin is a metadata snapshot of format version 1"},
 		{"superblock only", map[string][]byte{"superblock.b": oldFile("SMSB", 128)}, "superblock.b is a metadata superblock of format version 1"},
-		{"later version", map[string][]byte{"journal.wal": oldFile("SMVW", 4096)}, "journal.wal is a metadata journal of format version 1; this build reads version 2"},
+		{"another version of the group WAL", map[string][]byte{"journal.wal": oldFile("SMVW", 4096)}, "journal.wal is a metadata journal of format version 1; this build reads version 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -356,5 +356,32 @@ func TestMetadataRequestLargerThanAPrepareIsRefused(t *testing.T) {
 	}
 	if _, err := c.CreateUser(ctx(t), "small", "secret1", client.UserActive, &client.Permissions{Streams: perms.Streams[:100]}); err != nil {
 		t.Fatalf("the next request: %v", err)
+	}
+}
+
+// TestChangedJournalSlotsAreRefused: the metadata WAL's layout follows
+// metadata.journal_slots (a slot per op, op mod slots), so a data
+// directory written with another value is refused at boot, naming the
+// file and the setting, not misread.
+func TestChangedJournalSlotsAreRefused(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	if _, err := ts.connect().CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	ts.stop()
+	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + ts.dir, "STRATA_TCP_ADDRESS=127.0.0.1:0", "STRATA_METADATA_JOURNAL_SLOTS=64"}, engineEnv()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Logger: zap.NewNop()})
+	if err == nil {
+		_ = srv.Shutdown(context.Background())
+		t.Fatal("a server with journal_slots 64 booted on a journal of 1024 slots")
+	}
+	if !strings.Contains(err.Error(), filepath.Join(ts.dir, "metadata", "journal.wal")) || !strings.Contains(err.Error(), "journal_slots") {
+		t.Fatalf("boot error does not name the file and the setting: %v", err)
+	}
+	if streams, err := startServer(t, ts.dir).connect().GetStreams(ctx(t)); err != nil || len(streams) != 1 {
+		t.Fatalf("back with 1024 slots: %d streams, %v", len(streams), err)
 	}
 }

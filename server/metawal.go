@@ -159,50 +159,51 @@ func readHead(fsys storage.FS, p string, n int) ([]byte, error) {
 
 // openMetaFileStorage opens (or creates) the metadata group's files in dir
 // for a replica of cfg.
-func openMetaFileStorage(fsys storage.FS, dir string, loop *metaLoop, cfg *vsr.Config) (s *metaFileStorage, err error) {
+func openMetaFileStorage(fsys storage.FS, dir string, loop *metaLoop, cfg *vsr.Config) (*metaFileStorage, error) {
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	if err := checkMetaFormat(fsys, dir); err != nil {
 		return nil, err
 	}
-	s = &metaFileStorage{fs: fsys, dir: dir, loop: loop, dirty: map[storage.File]string{},
+	s := &metaFileStorage{fs: fsys, dir: dir, loop: loop, dirty: map[storage.File]string{},
 		headers: cfg.ZoneSize(vsr.ZoneWALHeaders), prepares: cfg.ZoneSize(vsr.ZoneWALPrepares), checkpoint: cfg.ZoneSize(vsr.ZoneCheckpoint)}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, s.close())
-		}
-	}()
+	if err := s.open(); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	return s, nil
+}
+
+// open opens the files of s; on an error the caller closes what is open.
+func (s *metaFileStorage) open() (err error) {
+	fsys, dir := s.fs, s.dir
 	walPath := path.Join(dir, metaWALFile)
 	if s.wal, err = s.openWithHeader(walPath, metaWALMagic, s.headers, s.prepares); err != nil {
-		return nil, err
+		return err
 	}
 	snapPath := path.Join(dir, metaSnapshotFile)
 	exists, err := storage.Exists(fsys, snapPath)
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", snapPath, err)
+		return fmt.Errorf("stat %s: %w", snapPath, err)
 	}
 	if exists {
 		if s.snapshot, err = s.openWithHeader(snapPath, metaSnapshotMagic, s.checkpoint, 0); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for i, name := range metaSuperblockNames {
 		p := path.Join(dir, name)
 		exists, err := storage.Exists(fsys, p)
 		if err != nil {
-			return nil, fmt.Errorf("stat %s: %w", p, err)
+			return fmt.Errorf("stat %s: %w", p, err)
 		}
 		if exists {
 			if s.superblocks[i], err = fsys.OpenReadWrite(p); err != nil {
-				return nil, fmt.Errorf("open %s: %w", p, err)
+				return fmt.Errorf("open %s: %w", p, err)
 			}
 		}
 	}
-	if err := s.syncNow(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.syncNow()
 }
 
 // openWithHeader opens p, writing its header sector when the file is new
