@@ -385,3 +385,40 @@ func TestChangedJournalSlotsAreRefused(t *testing.T) {
 		t.Fatalf("back with 1024 slots: %d streams, %v", len(streams), err)
 	}
 }
+
+// TestTornWALCreationBootsFresh: a crash during the first boot's creation
+// of journal.wal can leave its header sector as zeros (nothing else is
+// written before that header is synced): the next boot starts fresh
+// instead of refusing the directory; a header that is not zeros is
+// refused.
+func TestTornWALCreationBootsFresh(t *testing.T) {
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "metadata")
+	if err := os.MkdirAll(meta, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(meta, "journal.wal"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, dir)
+	if _, err := ts.connect().CreateStream(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	ts.stop()
+	if streams, err := startServer(t, dir).connect().GetStreams(ctx(t)); err != nil || len(streams) != 1 {
+		t.Fatalf("after the restart: %d streams, %v", len(streams), err)
+	}
+
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, "metadata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	garbage := make([]byte, 4096)
+	copy(garbage, "not a metadata file")
+	if err := os.WriteFile(filepath.Join(other, "metadata", "journal.wal"), garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newServerErr(t, other); err == nil || !strings.Contains(err.Error(), "journal.wal") {
+		t.Fatalf("a journal.wal of unknown bytes: %v", err)
+	}
+}

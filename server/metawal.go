@@ -222,6 +222,18 @@ func (s *metaFileStorage) openWithHeader(p, magic string, a, b uint64) (storage.
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("size of %s: %w", p, err), f.Close())
 	}
+	if size > 0 && size <= metaHeaderSize {
+		// The header write of the file's creation, torn by a crash (a
+		// sector of zeros): nothing after it was ever written, since the
+		// creation syncs the header before anything else uses the file.
+		head := make([]byte, size)
+		if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, errors.Join(fmt.Errorf("read %s: %w", p, err), f.Close())
+		}
+		if isZero(head) {
+			size = 0
+		}
+	}
 	if size == 0 {
 		hdr := make([]byte, metaHeaderSize)
 		copy(hdr, magic)
@@ -460,14 +472,7 @@ func (s *metaFileStorage) invalidSuperblocks() []string {
 		} else if n == 0 {
 			continue
 		}
-		blank := true
-		for _, b := range sector {
-			if b != 0 {
-				blank = false
-				break
-			}
-		}
-		if _, err := vsr.DecodeSuperblockCopy(sector); err != nil && !blank {
+		if _, err := vsr.DecodeSuperblockCopy(sector); err != nil && !isZero(sector) {
 			names = append(names, sp.name)
 		}
 	}
@@ -482,4 +487,14 @@ func (s *metaFileStorage) ReadRecord(z vsr.Zone, offset, max uint64, done func([
 		return s.readNow(z, at, part)
 	})
 	s.loop.later(func() { done(buf, err) })
+}
+
+// isZero reports whether b holds only zeros.
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
