@@ -373,29 +373,72 @@ type SlotRecord struct {
 	Header  []byte
 }
 
-// ReadSlot reads the whole prepare slot and calls done with what it holds,
+// RecordReader is an optional interface of the prepare zone's Device:
+// ReadRecord reads the record that starts at offset, of at most max bytes,
+// without reading the whole slot. It reads the first sector and, when the
+// frame there gives a record longer than a sector and at most max bytes,
+// the sectors that hold the rest; buf is those bytes (the first sector
+// alone when the frame says otherwise). Parsing buf must give what parsing
+// max bytes read at offset gives.
+type RecordReader interface {
+	ReadRecord(offset, max uint64, done func(buf []byte, err error))
+}
+
+// ReadRecordSectors implements RecordReader's rule over read, a
+// synchronous read of a device range: the first sector, then the rest of
+// the record its frame describes.
+func ReadRecordSectors(offset, max uint64, read func(offset uint64, buf []byte) error) ([]byte, error) {
+	first := make([]byte, min(SectorSize, max))
+	if err := read(offset, first); err != nil {
+		return nil, err
+	}
+	size, ok := RecordSize(first)
+	if !ok || size <= uint64(len(first)) || size > max {
+		return first, nil
+	}
+	buf := make([]byte, sectorsFor(size))
+	copy(buf, first)
+	if err := read(offset+uint64(len(first)), buf[len(first):]); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ReadSlot reads the prepare slot (the whole slot, or only its record
+// when the device is a RecordReader) and calls done with what it holds,
 // or an error wrapping ErrFaulty.
 func (j *Journal) ReadSlot(slot uint64, done func(rec SlotRecord, err error)) {
+	if rr, ok := j.prepares.(RecordReader); ok {
+		rr.ReadRecord(slot*j.cfg.PrepareSlotSize, j.cfg.PrepareSlotSize, func(buf []byte, err error) {
+			j.slotRead(slot, buf, err, done)
+		})
+		return
+	}
 	buf := make([]byte, j.cfg.PrepareSlotSize)
 	j.prepares.Read(slot*j.cfg.PrepareSlotSize, buf, func(err error) {
-		if err != nil {
-			done(SlotRecord{}, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
-			return
-		}
-		rec, err := unframe(buf)
-		if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
-			err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
-		}
-		if err != nil {
-			done(SlotRecord{}, err)
-			return
-		}
-		if rec.kind != kindPrepare {
-			done(SlotRecord{Op: rec.op, Seq: rec.seq, Kind: HeaderKind(rec.kind), Header: rec.payload}, nil)
-			return
-		}
-		done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)
+		j.slotRead(slot, buf, err, done)
 	})
+}
+
+// slotRead parses what ReadSlot read.
+func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec SlotRecord, err error)) {
+	if err != nil {
+		done(SlotRecord{}, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
+		return
+	}
+	rec, err := unframe(buf)
+	if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
+		err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
+	}
+	if err != nil {
+		done(SlotRecord{}, err)
+		return
+	}
+	if rec.kind != kindPrepare {
+		done(SlotRecord{Op: rec.op, Seq: rec.seq, Kind: HeaderKind(rec.kind), Header: rec.payload}, nil)
+		return
+	}
+	done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)
 }
 
 // ReadHeaders reads every header slot and calls done with one record per

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server/metadata"
@@ -78,6 +79,10 @@ func (s *Server) sequenceLocked(h *wire.RequestHeader, client wire.Uint128, enco
 		prepare()
 	}
 	op, reply, err := s.meta.submitLocked(uint8(h.Operation), encoded)
+	if errors.Is(err, errMetaTooLarge) {
+		// Retrying cannot help: the request does not fit a prepare.
+		return response{body: resultCode(wire.ErrTooBigMessagePayload), operation: replyOperation}
+	}
 	if err != nil {
 		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server"
 )
 
 func TestLoginPingAndErrors(t *testing.T) {
@@ -470,9 +471,11 @@ func TestCorruptMetadataJournalEntryStopsTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Flip a byte in the middle of the journal: entries follow it, so this
-	// is corruption, not a torn tail.
-	data[len(data)/2] ^= 0xFF
+	// Flip a byte in the prepare of op 3 (ops 1..7: the root user, five
+	// streams, a login): acknowledged ops follow it, so this is
+	// corruption, not a torn tail, and a group of one has no peer to
+	// repair it from.
+	data[server.MetaPrepareOffsetForTest(1024, 3)+300] ^= 0xFF
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestBcryptHashesOfEarlierDataDirsStillVerify(t *testing.T) {
 	if bytes.Contains(journal(), []byte("$argon2id$")) || !bytes.Contains(journal(), []byte("$2a$10$")) {
 		t.Fatal("the fixture is not a bcrypt-only data directory")
 	}
-	ts := startServer(t, dir)
+	ts := startServer(t, dir, "STRATA_METADATA_JOURNAL_SLOTS=16")
 	const long = "a-password-longer-than-seventy-two-bytes-which-bcrypt-alone-would-truncate-0123456789"
 	users := [][2]string{{"iggy", "iggy"}, {"legacy", "legacy-pw"}, {"longpw", long}}
 	for _, u := range users {
@@ -149,7 +149,7 @@ func TestBcryptHashesOfEarlierDataDirsStillVerify(t *testing.T) {
 	}
 	// The upgraded hashes survive a restart.
 	ts.stop()
-	ts = startServer(t, dir)
+	ts = startServer(t, dir, "STRATA_METADATA_JOURNAL_SLOTS=16")
 	for _, u := range users {
 		if _, err := tryLogin(t, ts.addr, u[0], u[1]); err != nil {
 			t.Fatalf("%s after a restart: %v", u[0], err)

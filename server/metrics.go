@@ -42,8 +42,8 @@ type metrics struct {
 	// placedShard and placedForward are requestsPlaced's two series.
 	placedShard, placedForward prometheus.Counter
 
-	// metadataCheckpoints counts metadata checkpoints (snapshot.bin
-	// written, journal emptied).
+	// metadataCheckpoints counts the metadata group's checkpoints
+	// (snapshot.bin and a superblock copy written).
 	metadataCheckpoints prometheus.Counter
 	// connectionsLimited counts connections refused or closed by a
 	// limit (conn_limits.go); memoryReleased the bytes of idle buffers
@@ -146,7 +146,7 @@ func newMetrics() *metrics {
 		m.metadataOps, m.syncDuration, m.flushes, m.segmentsSealed, m.recoveredTornOff,
 		m.shardConnections, m.requestsPlaced, m.partitionFenced, m.connectionsLimited, m.memoryReleased)
 	m.metadataCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "strata_metadata_checkpoints_total", Help: "Metadata checkpoints taken (snapshot.bin written, journal.wal emptied).",
+		Name: "strata_metadata_checkpoints_total", Help: "Metadata group checkpoints taken (snapshot.bin and a superblock copy written).",
 	})
 	m.registry.MustRegister(m.metadataCheckpoints)
 	return m

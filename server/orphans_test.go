@@ -12,25 +12,38 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/net/wire"
-	"github.com/stratabroker/strata/storage"
+	"github.com/stratabroker/strata/server"
 )
 
-// damageLastEntry flips a byte in the body of the last metadata journal
-// entry of a stopped server's data dir, after checking that the entry is
-// the operation the test acknowledged last. The entry is then a torn tail:
-// the boot cuts it and the metadata forgets the operation.
-func damageLastEntry(t *testing.T, dir string, want wire.Operation) {
+// damageLastEntry damages the last op of the metadata journal of a
+// stopped server's data dir (a journal of slots), after checking that it
+// is the operation the test acknowledged last: a byte of its prepare and
+// a byte of its slot's header record are flipped, so that the journal
+// holds no valid record of it, as if the crash had torn both writes. The
+// boot then ends the log before it and the metadata forgets the
+// operation. (A prepare whose header record survives is corruption of
+// what may have been acknowledged: the boot refuses it,
+// TestCorruptMetadataJournalEntryStopsTheServer.)
+func damageLastEntry(t *testing.T, dir string, slots uint32, want wire.Operation) {
 	t.Helper()
-	p := filepath.Join(dir, "metadata", "journal.wal")
-	last, at := lastMetaEntry(t, p)
-	if wire.Operation(last.Operation) != want {
-		t.Fatalf("last journal entry is operation %d, want %d", last.Operation, want)
+	_, entries, err := server.MetaJournalForTest(filepath.Join(dir, "metadata"), slots)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(entries) == 0 {
+		t.Fatal("the metadata journal holds no op above its checkpoint")
+	}
+	last := entries[len(entries)-1]
+	if last.Operation != want {
+		t.Fatalf("last journal op %d is operation %d, want %d", last.Op, last.Operation, want)
+	}
+	p := filepath.Join(dir, "metadata", "journal.wal")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data[at+64+len(last.Body)/2] ^= 0x5A
+	data[last.PrepareAt+300] ^= 0x5A
+	data[last.HeaderAt+100] ^= 0x5A
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +139,10 @@ func TestDamagedCreateStreamMovesTheStreamAside(t *testing.T) {
 	}
 	ts.stop()
 	before := fileTree(t, filepath.Join(ts.dir, "streams", "1"))
-	damageLastEntry(t, ts.dir, wire.OpCreateStream)
+	damageLastEntry(t, ts.dir, 1024, wire.OpCreateStream)
 
 	ts = startServer(t, ts.dir)
-	ts.mustLog("metadata journal: cut a torn last entry")
+
 	orphan := orphanOf(t, ts, "stream-1.")
 	sameTree(t, "the moved stream directory", fileTree(t, orphan), before)
 	if _, err := os.Stat(filepath.Join(ts.dir, "streams", "1")); !os.IsNotExist(err) {
@@ -166,7 +179,7 @@ func TestDamagedCreateTopicMovesTheTopicAside(t *testing.T) {
 	}
 	ts.stop()
 	before := fileTree(t, filepath.Join(ts.dir, "streams", "0", "topics", "0"))
-	damageLastEntry(t, ts.dir, wire.OpCreateTopic)
+	damageLastEntry(t, ts.dir, 1024, wire.OpCreateTopic)
 
 	ts = startServer(t, ts.dir)
 	orphan := orphanOf(t, ts, "topic-0-0.")
@@ -206,7 +219,7 @@ func TestDamagedCreatePartitionsMovesThePartitionsAside(t *testing.T) {
 	for _, p := range []string{"1", "2"} {
 		before[p] = fileTree(t, filepath.Join(partitions, p))
 	}
-	damageLastEntry(t, ts.dir, wire.OpCreatePartitions)
+	damageLastEntry(t, ts.dir, 1024, wire.OpCreatePartitions)
 
 	ts = startServer(t, ts.dir)
 	for _, p := range []string{"1", "2"} {
@@ -244,7 +257,7 @@ func TestDamagedTopicOfARecreatedStreamIsMovedAside(t *testing.T) {
 	sendAll(t, c, client.ID(0), client.ID(0), 1, 20, 100, 10)
 	ts.stop()
 	before := fileTree(t, filepath.Join(ts.dir, "streams", "0", "topics", "0"))
-	damageLastEntry(t, ts.dir, wire.OpCreateTopic)
+	damageLastEntry(t, ts.dir, 1024, wire.OpCreateTopic)
 
 	ts = startServer(t, ts.dir)
 	sameTree(t, "the moved topic directory", fileTree(t, orphanOf(t, ts, "topic-0-0.")), before)
@@ -300,22 +313,18 @@ func replaceDir(t *testing.T, dir, from string) {
 	}
 }
 
-// journalOperations lists the operations of a data dir's journal entries.
-func journalOperations(t *testing.T, dir string) map[wire.Operation]int {
+// journalOperations lists the operations of the ops a data dir's
+// metadata journal (of slots) holds above its checkpoint: the ops a boot
+// replays.
+func journalOperations(t *testing.T, dir string, slots uint32) map[wire.Operation]int {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "metadata", "journal.wal"))
+	_, entries, err := server.MetaJournalForTest(filepath.Join(dir, "metadata"), slots)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ops := map[wire.Operation]int{}
-	var previous uint64
-	for pos := 0; pos < len(data); {
-		e, sum, n, err := storage.DecodeMetaEntry(data[pos:], previous)
-		if err != nil {
-			t.Fatalf("journal at byte %d: %v", pos, err)
-		}
-		ops[wire.Operation(e.Operation)]++
-		previous, pos = sum, pos+n
+	for _, e := range entries {
+		ops[e.Operation]++
 	}
 	return ops
 }
@@ -365,7 +374,7 @@ func TestOlderPartitionDirectoryWithTheSameIDs(t *testing.T) {
 				}
 			}
 			ts.stop()
-			if replayed := journalOperations(t, ts.dir)[wire.OpDeleteTopic] > 0; replayed == checkpointed {
+			if replayed := journalOperations(t, ts.dir, 16)[wire.OpDeleteTopic] > 0; replayed == checkpointed {
 				t.Fatalf("DeleteTopic in the journal: %v, want %v", replayed, !checkpointed)
 			}
 			replaceDir(t, partition, saved)

@@ -288,10 +288,7 @@ func (ps *partitionSet) openAll() error {
 	}
 	ps.pendingPurge = map[partKey]uint64{}
 	ps.deletions = newReplayedDeletions()
-	// The replayed operations are carried out on disk: a journal that was
-	// full at boot can be checkpointed now without losing what the
-	// reconciliation needed from it.
-	return ps.s.meta.checkpointIfFull()
+	return nil
 }
 
 // reopen opens one existing partition at boot.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/vsr"
 )
 
 // partitionPath is the directory of partition p of topic t in stream s.
@@ -165,55 +166,88 @@ func TestPartitionWithoutValidSuperblockIsFencedAlone(t *testing.T) {
 	}
 }
 
-// TestMetadataSuperblockHasTwoCopiesFromTheFirstCheckpoint: the first
-// checkpoint writes both metadata superblock copies, so one damaged file
-// does not stop the broker; the damaged copy is rewritten at boot.
+// TestMetadataSuperblockHasTwoCopiesFromTheFirstCheckpoint: the metadata
+// group's superblock copies are files from the first checkpoint on
+// (before it, neither they nor snapshot.bin exist: the architecture seed's
+// "on a single node, neither file exists until the first checkpoint"); one
+// damaged copy does not stop the broker (the other is used and the damage
+// logged), and the next checkpoint rewrites it.
 func TestMetadataSuperblockHasTwoCopiesFromTheFirstCheckpoint(t *testing.T) {
 	slots := "STRATA_METADATA_JOURNAL_SLOTS=16"
 	ts := startServer(t, t.TempDir(), slots)
 	c := ts.connect()
+	meta := filepath.Join(ts.dir, "metadata")
+	for _, name := range []string{"snapshot.bin", "superblock.a", "superblock.b"} {
+		if _, err := os.Stat(filepath.Join(meta, name)); !os.IsNotExist(err) {
+			t.Fatalf("%s before the first checkpoint: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(meta, "journal.wal")); err != nil {
+		t.Fatalf("no journal.wal at the first boot: %v", err)
+	}
 	for i := 0; i < 20; i++ {
 		if _, err := c.CreateStream(ctx(t), "stream-"+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ts.stop()
-	meta := filepath.Join(ts.dir, "metadata")
 	if _, err := os.Stat(filepath.Join(meta, "snapshot.bin")); err != nil {
 		t.Fatalf("no checkpoint: %v", err)
 	}
 	for _, name := range []string{"superblock.a", "superblock.b"} {
 		if _, err := os.Stat(filepath.Join(meta, name)); err != nil {
-			t.Fatalf("after the first checkpoint: %v", err)
+			t.Fatalf("after the second checkpoint: %v", err)
 		}
 	}
-	p := filepath.Join(meta, "superblock.b") // the copy a load would pick
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
+	newest := func() string {
+		t.Helper()
+		best, name := uint64(0), ""
+		for _, n := range []string{"superblock.a", "superblock.b"} {
+			data, err := os.ReadFile(filepath.Join(meta, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err := vsr.DecodeSuperblockCopy(data); err == nil && s.Sequence > best {
+				best, name = s.Sequence, n
+			}
+		}
+		return name
 	}
-	data[40] ^= 0x01
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
+	damage := func(name string) {
+		t.Helper()
+		p := filepath.Join(meta, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[40] ^= 0x01
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	first := newest() // the copy a load would pick
+	damage(first)
 	ts2 := startServer(t, ts.dir, slots)
-	ts2.mustLog("metadata superblock copy invalid")
-	streams, err := ts2.connect().GetStreams(ctx(t))
+	ts2.mustLog("metadata superblock copy invalid", first)
+	c2 := ts2.connect()
+	streams, err := c2.GetStreams(ctx(t))
 	if err != nil || len(streams) != 20 {
 		t.Fatalf("after the restart: %d streams, %v", len(streams), err)
 	}
+	// Enough ops for the next checkpoint, which writes the damaged copy.
+	for i := 20; i < 40; i++ {
+		if _, err := c2.CreateStream(ctx(t), "stream-"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ts2.stop()
-	// The damaged copy was rewritten: damaging the other one now is fine.
-	p = filepath.Join(meta, "superblock.a")
-	if data, err = os.ReadFile(p); err != nil {
-		t.Fatal(err)
+	other := "superblock.a"
+	if first == other {
+		other = "superblock.b"
 	}
-	data[40] ^= 0x01
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	damage(other)
 	streams, err = startServer(t, ts.dir, slots).connect().GetStreams(ctx(t))
-	if err != nil || len(streams) != 20 {
+	if err != nil || len(streams) != 40 {
 		t.Fatalf("after the second restart: %d streams, %v", len(streams), err)
 	}
 }

@@ -6,38 +6,6 @@ import (
 	"testing"
 )
 
-func FuzzMetaEntryDecode(f *testing.F) {
-	h, _ := EncodeMetaEntryHeader(MetaEntry{Op: 3, Timestamp: 9, Operation: 2, Body: []byte("body")}, 77)
-	f.Add(append(h[:], "body"...), uint64(77))
-	f.Add([]byte("SMJE"), uint64(0))
-	f.Fuzz(func(t *testing.T, b []byte, previous uint64) {
-		e, sum, n, err := DecodeMetaEntry(b, previous)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("decode error %v is not ErrCorrupt", err)
-			}
-		} else {
-			if n > len(b) || n != MetaEntryHeaderSize+len(e.Body) {
-				t.Fatalf("length %d of %d", n, len(b))
-			}
-			again, againSum := EncodeMetaEntryHeader(e, previous)
-			if againSum != sum || !bytes.Equal(again[:], b[:MetaEntryHeaderSize]) {
-				t.Fatal("re-encoding a decoded entry differs")
-			}
-		}
-		_ = validMetaHeaderAfter(b, 0)
-		// Round trip of an entry built from the input.
-		op := uint64(len(b))
-		built := MetaEntry{Op: op, Timestamp: previous, Operation: uint8(op), Body: b}
-		hdr, builtSum := EncodeMetaEntryHeader(built, previous)
-		got, gotSum, gotN, err := DecodeMetaEntry(append(hdr[:], b...), previous)
-		if err != nil || gotSum != builtSum || gotN != MetaEntryHeaderSize+len(b) ||
-			got.Op != built.Op || got.Timestamp != built.Timestamp || got.Operation != built.Operation || !bytes.Equal(got.Body, b) {
-			t.Fatalf("round trip: %+v %v", got, err)
-		}
-	})
-}
-
 func FuzzIndexDecode(f *testing.F) {
 	var two [2 * IndexEntrySize]byte
 	PutIndexEntry(two[:], IndexEntry{Offset: 0, Timestamp: 5, Position: 0})
@@ -94,25 +62,6 @@ func FuzzPartitionSuperblockDecode(f *testing.F) {
 	})
 }
 
-func FuzzMetadataSuperblockDecode(f *testing.F) {
-	good := EncodeMetadataSuperblock(MetadataSuperblock{Sequence: 1, CheckpointOp: 1024, StateChecksum: 5, StateLength: 77})
-	f.Add(good[:])
-	f.Add([]byte("SMSB"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := DecodeMetadataSuperblock(b)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		again := EncodeMetadataSuperblock(s)
-		if !bytes.Equal(again[:], b) {
-			t.Fatal("decode(encode) differs")
-		}
-	})
-}
-
 func FuzzOffsetFileDecode(f *testing.F) {
 	good := EncodeOffsetFile(12345)
 	f.Add(good[:])
@@ -132,26 +81,6 @@ func FuzzOffsetFileDecode(f *testing.F) {
 		}
 		if len(b) == offsetFileLegacySize && !bytes.Equal(again[:8], b) {
 			t.Fatal("legacy offset differs")
-		}
-	})
-}
-
-func FuzzSnapshotDecode(f *testing.F) {
-	f.Add(EncodeSnapshot(42, []byte("state")))
-	f.Add(EncodeSnapshot(0, nil))
-	f.Add([]byte("SMSN"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		op, state, sum, err := DecodeSnapshot(b)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v", err)
-			}
-		} else if !bytes.Equal(EncodeSnapshot(op, state), b) {
-			t.Fatalf("decode(encode) differs (sum %x)", sum)
-		}
-		op2, state2, _, err := DecodeSnapshot(EncodeSnapshot(uint64(len(b)), b))
-		if err != nil || op2 != uint64(len(b)) || !bytes.Equal(state2, b) {
-			t.Fatalf("round trip: %v", err)
 		}
 	})
 }

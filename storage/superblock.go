@@ -9,8 +9,8 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// Superblock record layout, shared by the partition and the metadata
-// superblocks (SuperblockSize bytes, little-endian):
+// Superblock record layout of the partition superblocks (the metadata
+// group keeps its own, storage/FORMATS.md; SuperblockSize bytes, little-endian):
 //
 //	0   magic u32       4 version u16    6 reserved u16 (0)
 //	8   sequence u64
@@ -33,14 +33,10 @@ const (
 	superblockFileB    = "superblock.b"
 	// partitionSuperblockMagic is "SPSB" little-endian.
 	partitionSuperblockMagic = 0x42535053
-	// metadataSuperblockMagic is "SMSB" little-endian.
-	metadataSuperblockMagic = 0x42534d53
 	// PartitionSuperblockVersion is the partition superblock version
 	// written: 2 added the durable message count and the offset
 	// reservation. Version 1 still loads (see PartitionSuperblock).
 	PartitionSuperblockVersion = 2
-	// metadataSuperblockVersion is the only metadata superblock version.
-	metadataSuperblockVersion = 1
 )
 
 // superblockKind names a superblock's magic and the versions it accepts
@@ -52,7 +48,6 @@ type superblockKind struct {
 
 var (
 	partitionKind = superblockKind{partitionSuperblockMagic, PartitionSuperblockVersion}
-	metadataKind  = superblockKind{metadataSuperblockMagic, metadataSuperblockVersion}
 )
 
 // superblockRecord is the kind-independent content of a superblock.

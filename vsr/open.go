@@ -50,6 +50,11 @@ func (r *Replica) Open(done func(err error)) {
 						if err != nil {
 							r.fail(fmt.Errorf("open sync: %w", err))
 						}
+						if err := r.soloFaulty(); err != nil {
+							r.fail(err)
+							done(r.lastError)
+							return
+						}
 						r.adoptJournalLogView()
 						if !r.logViewLost {
 							r.rerecordLoaded()
@@ -439,6 +444,35 @@ func (r *Replica) rerecordLoaded() {
 	}
 }
 
+// ErrJournalFaulty reports a replica of a group of one whose journal holds
+// a durable prepare that fails its checksum: it may have been acknowledged
+// and no peer can repair it.
+var ErrJournalFaulty = errors.New("vsr: a durable prepare of a group of one fails its checksum")
+
+// soloFaulty returns ErrJournalFaulty when the replica is a persisted
+// group of one whose reloaded log holds a faulty prepare (named durably by
+// the journal, failing its checksum) before its first missing one: that
+// op was synced and may have been acknowledged, and without a peer
+// nothing can repair it. resume would cut the log before it, forgetting
+// every acknowledged op from there on and serving a shorter history as a
+// healthy one; the replica stops instead, before it writes anything, so
+// the journal stays as found.
+func (r *Replica) soloFaulty() error {
+	if !r.solo() {
+		return nil
+	}
+	for op := r.commitMin + 1; op <= r.op; op++ {
+		e := r.log.at(op)
+		if e != nil && e.faulty {
+			return fmt.Errorf("%w: op %d of ops up to %d", ErrJournalFaulty, op, r.op)
+		}
+		if e == nil || e.prepare == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
 // resume chooses the status a restarted replica starts in.
 func (r *Replica) resume() {
 	r.timestampMax = 0
@@ -447,6 +481,7 @@ func (r *Replica) resume() {
 		// A singleton commits whatever it made durable. It has no peer to
 		// repair from, so the log ends before the first op whose prepare
 		// did not survive: that op was never synced, hence never acked.
+		// (A faulty prepare stopped the open before: soloFaulty.)
 		if r.persisted() {
 			for op := r.commitMin + 1; op <= r.op; op++ {
 				if r.log.prepare(op) == nil {

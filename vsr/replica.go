@@ -180,8 +180,12 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	// replica's assertions (assert.go).
 	r.storage = assertedStorage{storage, r}
 	r.network = assertedNetwork{network, r}
+	var prepares journal.Device = zoneDevice{r.storage, ZoneWALPrepares}
+	if rr, ok := storage.(RecordReader); ok {
+		prepares = recordZoneDevice{zoneDevice{r.storage, ZoneWALPrepares}, rr}
+	}
 	j, err := journal.New(journal.Config{Slots: cfg.JournalSlots, PrepareSlotSize: uint64(cfg.MessageSizeMax)},
-		zoneDevice{r.storage, ZoneWALHeaders}, zoneDevice{r.storage, ZoneWALPrepares})
+		zoneDevice{r.storage, ZoneWALHeaders}, prepares)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -217,6 +221,30 @@ func (d zoneDevice) Read(offset uint64, buf []byte, done func(error)) {
 
 func (d zoneDevice) Write(offset uint64, data []byte, done func(error)) {
 	d.storage.Write(d.zone, offset, data, done)
+}
+
+// RecordReader is an optional interface of a Storage: ReadRecord reads the
+// journal record that starts at offset of zone (a WAL prepare slot), of at
+// most max bytes, as journal.RecordReader says, so that a journal open
+// does not read every slot whole (a slot is MessageSizeMax bytes). The
+// completion rules are Read's.
+type RecordReader interface {
+	ReadRecord(zone Zone, offset, max uint64, done func(buf []byte, err error))
+}
+
+// recordZoneDevice is the prepare zone of a Storage that reads records.
+type recordZoneDevice struct {
+	zoneDevice
+	rr RecordReader
+}
+
+func (d recordZoneDevice) ReadRecord(offset, max uint64, done func([]byte, error)) {
+	r := d.storage.(assertedStorage).r
+	d.rr.ReadRecord(d.zone, offset, max, func(buf []byte, err error) {
+		before := r.mark()
+		done(buf, err)
+		r.assertInput(before)
+	})
 }
 
 // Index returns the replica's index.
