@@ -389,7 +389,8 @@ func (c *ackCluster) waitCaughtUp(i int, p uint32) {
 // replicated/replicated cells "process crash of one" and "power loss of
 // one" with 3 replicas: the messages sit in the replicas' in-memory
 // journals (the flush thresholds are far), so the failed replica loses
-// all it held; the others keep every acknowledged message, the group goes
+// all it held; the others keep every acknowledged message and offset
+// store, the group goes
 // on, and the returned replica gets its lost prepares back from its peers
 // (the recovery protocol) and then serves as primary every message
 // acknowledged before, during and after its absence.
@@ -419,6 +420,12 @@ func TestAckReplicatedClusterFailureOfOneKeepsAcknowledged(t *testing.T) {
 				}
 			}
 			sendRound("a", 8)
+			consumer := client.IndividualConsumer(client.ID(7))
+			for p := uint32(0); p < partitions; p++ {
+				if err := c.nodes[c.primary(p)].client.StoreConsumerOffset(ctx(t), consumer, client.ID(0), client.ID(0), p, 10+uint64(p)); err != nil {
+					t.Fatalf("store offset p%d: %v", p, err)
+				}
+			}
 			// The failed replica is partition 1's primary, right after the
 			// acknowledgements.
 			failed := c.primary(1)
@@ -455,6 +462,10 @@ func TestAckReplicatedClusterFailureOfOneKeepsAcknowledged(t *testing.T) {
 					led++
 				}
 				c.checkPoll(i, p, acked[p])
+				got, err := c.nodes[i].client.GetConsumerOffset(ctx(t), consumer, client.ID(0), client.ID(0), p)
+				if err != nil || got.StoredOffset != 10+uint64(p) {
+					t.Fatalf("replica %d p%d: stored offset %+v, %v; acknowledged %d", i, p, got, err, 10+p)
+				}
 			}
 			if led == 0 {
 				t.Fatalf("the returned replica %d leads no group after replica %d crashed; %s", failed, other, c.describe())
