@@ -100,6 +100,15 @@ func (p *partitionRuntime) carryOut(e partition.Effect) (wire.ErrorCode, error) 
 		// An explicit store is synced when the topic's offsets are
 		// persisted; a poll's auto-commit never is (nobody waits for it).
 		durable := p.offsetsPersisted && !e.AutoCommit
+		if durable {
+			// A durable offset's predecessors must stay recoverable (the
+			// durability seed), whatever the messages' own durability:
+			// the messages still only in memory go to the segments first,
+			// and the reply waits for their sync (vsrGroup.CarryOut).
+			if err := p.flushAll(); err != nil {
+				return wire.ErrCannotSaveMessagesToSegment, err
+			}
+		}
 		if err := storage.StoreConsumerOffset(p.fs, p.dir, storage.OffsetKind(e.Consumer.Kind), e.Consumer.ID, e.Offset, durable); err != nil {
 			p.s.log.Error("consumer offset write failed", zap.String("dir", p.dir), zap.Error(err))
 			return wire.ErrCannotWriteToFile, err

@@ -280,6 +280,12 @@ func (g *vsrGroup) CarryOut(_ *partition.Machine, e partition.Effect) (uint64, w
 	if e.Kind == partition.EffectFlush && p.persisted {
 		return g.syncTicket(), wire.ErrorCodeOK, nil
 	}
+	if e.Kind == partition.EffectOffsetStored && p.offsetsPersisted && !e.AutoCommit && !p.persisted {
+		// The messages carryOut flushed before the durable offset (its
+		// predecessors) are synced before the reply; a persisted topic's
+		// are already.
+		return g.syncTicket(), wire.ErrorCodeOK, nil
+	}
 	return 0, wire.ErrorCodeOK, nil
 }
 
