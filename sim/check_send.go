@@ -203,20 +203,22 @@ func (k *SendChecker) OnRecovered(i int) {
 		*rr = recoveryRound{}
 		return
 	}
-	// Into a view change, from a log of a later log view than any the
-	// replica acked in: every op committed with its ack is in that log.
-	var bestLogView uint64
-	for _, a := range rr.responses {
-		bestLogView = max(bestLogView, a.logView)
-	}
-	ackedLater := false
-	for view, op := range k.ackedMax[i] {
-		ackedLater = ackedLater || (op > 0 && view >= bestLogView)
-	}
+	// Into a view change, with the log of an answer of a later log view
+	// than any the replica acked in: every op committed with its ack is in
+	// that log.
 	if r := k.cluster.replicas[i]; r != nil && r.Status() == vsr.StatusViewChange &&
-		len(rr.responses) >= vsr.ViewChangeQuorum(n)-1 && !ackedLater {
-		*rr = recoveryRound{}
-		return
+		len(rr.responses) >= vsr.ViewChangeQuorum(n)-1 {
+		answered, ackedLater := false, false
+		for _, a := range rr.responses {
+			answered = answered || a.logView == r.LogView()
+		}
+		for view, op := range k.ackedMax[i] {
+			ackedLater = ackedLater || (op > 0 && view >= r.LogView())
+		}
+		if answered && !ackedLater {
+			*rr = recoveryRound{}
+			return
+		}
 	}
 	k.fail("replica %d ended its recovery without the word of replica %d, the primary of view %d (%d of %d peers answered)",
 		i, latest%uint64(n), latest, len(rr.responses), n-1)

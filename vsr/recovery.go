@@ -91,9 +91,20 @@ func (r *Replica) recoveryFromPrimary(from *Message, latest uint64, count int) b
 // into a view) and a recovering replica (which takes no part in the
 // view change) wait for each other forever once only they are up (seeds
 // 14972, 39116).
+//
+// Only answers of replicas in a view change count: while one answered as
+// normal, the primary of its view may be running and answer too, and the
+// view change this replica would start would disrupt that view for nothing.
 func (r *Replica) recoveryFromLaterLogView(best *Message, count int) bool {
-	return r.recovery.viewKept && count >= r.viewChangeQuorum-1 &&
-		best != nil && best.LogView > r.logView
+	if !r.recovery.viewKept || count < r.viewChangeQuorum-1 || best == nil || best.LogView <= r.logView {
+		return false
+	}
+	for _, resp := range r.recovery.responses {
+		if resp != nil && resp.Context.Hi != recoveryResponseViewChange {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Replica) onRecoveryResponse(m *Message) {
