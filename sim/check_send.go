@@ -34,7 +34,10 @@ import (
 //     (its own included) and agrees with every such vote on the ops both
 //     hold.
 //   - Recovery ends only with the word of the primary of the latest view
-//     heard of (normal in that view), or of every other replica.
+//     heard of (normal in that view), or of every other replica, or, into
+//     a view change, with one fewer than a view-change quorum of answers
+//     whose best log is of a log view later than every view the replica
+//     ever acknowledged an op in.
 //
 // "Durable" is what the disk holds after a sync, at the place each write
 // was meant to go: the simulator's shadow layer on a disk that misdirects
@@ -79,8 +82,8 @@ type recoveryRound struct {
 }
 
 type recoveryAnswer struct {
-	view       uint64
-	viewChange bool
+	view, logView uint64
+	viewChange    bool
 }
 
 type superblockCache struct {
@@ -144,7 +147,7 @@ func (k *SendChecker) OnDeliver(to int, r *vsr.Replica, m *vsr.Message) {
 			return
 		}
 		if old, ok := rr.responses[int(m.Replica)]; !ok || old.view <= m.View {
-			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, viewChange: m.Context.Hi != 0}
+			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, viewChange: m.Context.Hi != 0}
 		}
 	}
 }
@@ -199,6 +202,23 @@ func (k *SendChecker) OnRecovered(i int) {
 	if (ok && primary.view == latest && !primary.viewChange) || len(rr.responses) >= n-1 {
 		*rr = recoveryRound{}
 		return
+	}
+	// Into a view change, with the log of an answer of a later log view
+	// than any the replica acked in: every op committed with its ack is in
+	// that log.
+	if r := k.cluster.replicas[i]; r != nil && r.Status() == vsr.StatusViewChange &&
+		len(rr.responses) >= vsr.ViewChangeQuorum(n)-1 {
+		answered, ackedLater := false, false
+		for _, a := range rr.responses {
+			answered = answered || a.logView == r.LogView()
+		}
+		for view, op := range k.ackedMax[i] {
+			ackedLater = ackedLater || (op > 0 && view >= r.LogView())
+		}
+		if answered && !ackedLater {
+			*rr = recoveryRound{}
+			return
+		}
 	}
 	k.fail("replica %d ended its recovery without the word of replica %d, the primary of view %d (%d of %d peers answered)",
 		i, latest%uint64(n), latest, len(rr.responses), n-1)

@@ -74,6 +74,39 @@ func (r *Replica) recoveryFromPrimary(from *Message, latest uint64, count int) b
 		from != nil && latest >= r.view
 }
 
+// recoveryFromLaterLogView reports whether the best log the count answers
+// hold (best) ends recovery, with no answer of the primary of the latest
+// view normal in it, into a view change: when this replica kept its view
+// promise, one fewer than a view-change quorum of peers answered, and
+// best is of a log view later than this replica's own. Such a replica
+// acked ops only in views up to its log view (a persisted one records a
+// log view durably before it acks in it), so every op that committed with
+// its ack committed in a view before best's log view and is in the log
+// of that view, of which best is a prefix; any other committed op was
+// acked by a replication quorum of the other replicas, which every later
+// view-change quorum meets without this replica. Taking best (its ops
+// never nacked) and voting with it is then as safe as the vote of a
+// replica that holds it. Without this, replicas in a view change (which
+// answer with their log, but do not lead the recovering replica back
+// into a view) and a recovering replica (which takes no part in the
+// view change) wait for each other forever once only they are up (seeds
+// 14972, 39116).
+//
+// Only answers of replicas in a view change count: while one answered as
+// normal, the primary of its view may be running and answer too, and the
+// view change this replica would start would disrupt that view for nothing.
+func (r *Replica) recoveryFromLaterLogView(best *Message, count int) bool {
+	if !r.recovery.viewKept || count < r.viewChangeQuorum-1 || best == nil || best.LogView <= r.logView {
+		return false
+	}
+	for _, resp := range r.recovery.responses {
+		if resp != nil && resp.Context.Hi != recoveryResponseViewChange {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *Replica) onRecoveryResponse(m *Message) {
 	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce || m.Context.Hi > recoveryResponseViewChange {
 		return
@@ -94,18 +127,23 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 	if from != nil && (from.View != latest || from.Context.Hi == recoveryResponseViewChange) {
 		from = nil
 	}
-	if count < r.recoveryQuorum() && !r.recoveryFromPrimary(from, latest, count) {
+	var best *Message
+	for _, resp := range r.recovery.responses {
+		if resp != nil && (best == nil || r.betterLog(resp, best)) {
+			best = resp
+		}
+	}
+	laterLog := from == nil && r.recoveryFromLaterLogView(best, count)
+	if count < r.recoveryQuorum() && !r.recoveryFromPrimary(from, latest, count) && !laterLog {
 		return
 	}
-	if from == nil && count == int(r.cfg.ReplicaCount)-1 {
+	if from == nil && (count == int(r.cfg.ReplicaCount)-1 || laterLog) {
 		// Every other replica answered (the primary of the latest view is
 		// this replica, or its answer is stale): the best of their logs,
-		// as in a view change, holds every committed op.
-		for _, resp := range r.recovery.responses {
-			if resp != nil && (from == nil || r.betterLog(resp, from)) {
-				from = resp
-			}
-		}
+		// as in a view change, holds every committed op. Or the best log
+		// is of a later log view than this replica's own
+		// (recoveryFromLaterLogView).
+		from = best
 	}
 	if r.cfg.Bugs.Has(BugRecoverWithoutPrimary) {
 		// The planted bug trusts whichever quorum member answered with the
