@@ -100,6 +100,8 @@ type vsrGroup struct {
 	files []byte
 	// opened is set once the host is open (syncs may go to the ring).
 	opened bool
+	// replicas is the group's replica count.
+	replicas uint8
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -132,6 +134,7 @@ func vsrReplicaConfig(k partKey) vsr.Config {
 func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint()}
 	rc := vsrReplicaConfig(p.key)
+	g.replicas = rc.ReplicaCount
 	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
 	if err != nil {
 		return err
@@ -250,13 +253,17 @@ func (g *vsrGroup) syncTicket() uint64 {
 // SyncForCheckpoint implements group.Syncer. A persisted topic's
 // descriptor waits for the group commit that syncs its segments (the
 // replies wait for the same sync, so it costs nothing more). A replicated
-// topic's does not force one: its synced frontier is the one the
-// partition superblock records (and recovery enforces), as without
-// consensus; a forced fdatasync per checkpoint made its sends disk-bound
-// (a third slower in the suite's producer-1), and on a group of one the
-// descriptor is not what recovery trusts (the files are).
+// topic's on a group of one does not force one: its synced frontier is
+// the one the partition superblock records (and recovery enforces), as
+// without consensus; a forced fdatasync per checkpoint made its sends
+// disk-bound (a third slower in the suite's producer-1), and on a group
+// of one the descriptor is not what recovery trusts (the files are; Reset).
+// A group with peers always syncs: its descriptor is what a restarted
+// replica restores and recovers the ops above from its peers, so it must
+// never name a flushed message a power loss can take
+// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 func (g *vsrGroup) SyncForCheckpoint() uint64 {
-	if g.p.persisted {
+	if g.p.persisted || g.replicas > 1 {
 		return g.syncTicket()
 	}
 	return 0

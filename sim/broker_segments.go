@@ -21,16 +21,19 @@ func batchView(b []byte) wire.BatchView { return wire.BatchView(b) }
 // only what a sync covered (and, with UnsyncedKeepPPM, a prefix of what the
 // disk happened to write back). A persisted topic's flush syncs before
 // its reply (the host waits for the ticket); a replicated topic's flush
-// never syncs.
+// does not sync, but the descriptor checkpoint's does (group.Syncer): a
+// checkpoint is recorded only once its segment frontier is durable.
 type simSegments struct {
 	w         *brokerWorld
 	node      int
 	group     int
 	persisted bool
-	// batches are the flushed, stamped batches in offset order;
-	// batches[:synced] are durable.
-	batches [][]byte
-	synced  int
+	// batches are the flushed, stamped batches in offset order; those
+	// that end at or below syncedEnd are durable.
+	batches   [][]byte
+	syncedEnd uint64
+	// epoch counts purges: a sync started before one covers nothing after.
+	epoch   uint64
 	offsets []partition.StoredOffset
 	ticket  uint64
 }
@@ -57,22 +60,15 @@ func (s *simSegments) CarryOut(m *partition.Machine, e partition.Effect) (uint64
 		}
 		m.MarkFlushed(e.UpTo)
 		if s.persisted {
-			s.ticket++
-			ticket, upTo, node, g := s.ticket, len(s.batches), s.w.nodes[s.node], s.group
-			s.w.submitIO(s.node, func() {
-				s.synced = max(s.synced, min(upTo, len(s.batches)))
-				if h := node.hosts[g]; h != nil {
-					h.EffectsDurable(ticket)
-				}
-			})
-			return ticket, wire.ErrorCodeOK, nil
+			return s.sync(), wire.ErrorCodeOK, nil
 		}
 	case partition.EffectOffsetStored:
 		s.setOffset(e.Consumer, e.Offset, true)
 	case partition.EffectOffsetDeleted:
 		s.setOffset(e.Consumer, 0, false)
 	case partition.EffectPurged:
-		s.batches, s.offsets, s.synced = nil, nil, 0
+		s.batches, s.offsets, s.syncedEnd = nil, nil, 0
+		s.epoch++
 	case partition.EffectSegmentsDeleted:
 		kept := s.batches[:0]
 		for _, b := range s.batches {
@@ -82,11 +78,40 @@ func (s *simSegments) CarryOut(m *partition.Machine, e partition.Effect) (uint64
 			}
 		}
 		s.batches = kept
-		s.synced = min(s.synced, len(kept))
 	default:
 		return 0, wire.ErrError, fmt.Errorf("sim: unknown effect %d", e.Kind)
 	}
 	return 0, wire.ErrorCodeOK, nil
+}
+
+// sync starts a sync of every segment write so far, completed as an IO of
+// the node, and returns its ticket.
+func (s *simSegments) sync() uint64 {
+	s.ticket++
+	ticket, end, epoch, node, g := s.ticket, s.end(), s.epoch, s.w.nodes[s.node], s.group
+	s.w.submitIO(s.node, func() {
+		if s.epoch == epoch {
+			s.syncedEnd = max(s.syncedEnd, min(end, s.end()))
+		}
+		if h := node.hosts[g]; h != nil {
+			h.EffectsDurable(ticket)
+		}
+	})
+	return ticket
+}
+
+// SyncForCheckpoint implements group.Syncer.
+func (s *simSegments) SyncForCheckpoint() uint64 { return s.sync() }
+
+// FlushAll implements group.Syncer.
+func (s *simSegments) FlushAll(m *partition.Machine) error {
+	for _, b := range m.Unflushed() {
+		s.batches = append(s.batches, append([]byte(nil), b...))
+	}
+	if m.NextOffset() > 0 {
+		m.MarkFlushed(m.NextOffset() - 1)
+	}
+	return nil
 }
 
 func (s *simSegments) setOffset(key partition.ConsumerKey, offset uint64, stored bool) {
@@ -121,7 +146,7 @@ func (s *simSegments) Reset(m *partition.Machine) error {
 		}
 	}
 	s.batches = kept
-	s.synced = min(s.synced, len(kept))
+	s.syncedEnd = min(s.syncedEnd, s.end())
 	s.offsets = append(s.offsets[:0], m.StoredOffsets()...)
 	// The segments must hold every flushed message, from the machine's
 	// first offset to its flush frontier, without a gap: a restart that
@@ -153,10 +178,17 @@ func (s *simSegments) crash(powerLoss bool) {
 	if !powerLoss {
 		return
 	}
-	keep := s.synced
+	keep := 0
+	for keep < len(s.batches) {
+		v := batchView(s.batches[keep])
+		if v.BaseOffset()+uint64(v.MessageCount()) > s.syncedEnd {
+			break
+		}
+		keep++
+	}
 	for keep < len(s.batches) && s.w.ioPRNG.Chance(s.w.params.UnsyncedKeepPPM) {
 		keep++
 	}
 	s.batches = s.batches[:keep]
-	s.synced = keep
+	s.syncedEnd = s.end()
 }

@@ -55,28 +55,44 @@ type Config struct {
 	// Partition configures the partition machine (ids, flush thresholds,
 	// buffers).
 	Partition partition.Config
-	// CheckpointEveryOps, when not zero, makes the group's checkpoints
-	// partition descriptors (the design's "partition checkpoint C"): the
-	// host takes one, at most one at a time, at the first op at least
-	// CheckpointEveryOps past the last checkpoint after which the machine
-	// holds nothing unflushed (a flush threshold fired, or every batch is
-	// flushed), once the binding reports the segment and offset writes up
-	// to it synced (Syncer). Its state is the machine's checkpoint without
-	// unflushed batches: counters, offsets, thresholds, the flushed
-	// frontier, never the log. When three quarters of the journal window
-	// pass without one, the host flushes everything (Syncer.FlushAll) to
-	// take one, leaving a quarter for its sync and write. Zero
-	// leaves checkpoints to vsr (the whole machine at an interval).
+	// CheckpointEveryOps spaces the group's checkpoints. A partition
+	// group's checkpoint is always a partition descriptor (the design's
+	// "partition checkpoint C"): the host takes one, at most one at a
+	// time, at the first op at least CheckpointEveryOps past the last
+	// checkpoint after which the machine holds nothing unflushed (a flush
+	// threshold fired, or every batch is flushed), once the binding
+	// reports the segment and offset writes up to it synced (Syncer). Its
+	// state is the machine's checkpoint without unflushed batches:
+	// counters, offsets, thresholds, the flushed frontier, never the log.
+	// So a checkpoint never names a segment frontier its files have not
+	// synced, and the prepares above it stay in the replica's journal
+	// (for a replicated topic in memory, where the recovery protocol gets
+	// them back from peers) until a later checkpoint covers them. When
+	// three quarters of the journal window pass without one, or the
+	// replica wants one (vsr.Replica.CheckpointWanted: its journal bytes
+	// reached half of WALBytesMax, or its window must move to hold a
+	// view's log), the host flushes everything (Syncer.FlushAll) to take
+	// one. Zero means the replica's CheckpointIntervalOps, at most half
+	// the journal window.
+	//
+	// vsr's own checkpoints (the whole machine at an interval) are never
+	// used for a partition: their flush frontier is wherever the last
+	// flush left it, synced or not, and a replica that lost power then
+	// restored a checkpoint naming messages its segments never kept, which
+	// fenced the partition
+	// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 	CheckpointEveryOps uint64
 }
 
-// Syncer is implemented by an Effects that serves descriptor checkpoints
+// Syncer is the part of Effects that serves descriptor checkpoints
 // (Config.CheckpointEveryOps).
 type Syncer interface {
 	// SyncForCheckpoint starts making every segment and offset write
 	// carried out so far durable and returns the ticket the binding
 	// reports through Host.EffectsDurable (from a later input, never from
-	// inside this call) once it is.
+	// inside this call) once it is. Ticket 0 (durable at once) is only for
+	// a binding whose recovery never trusts a descriptor beyond its files
+	// (a group of one, whose files are the truth).
 	SyncForCheckpoint() uint64
 	// FlushAll writes every unflushed batch of m to segments and marks it
 	// flushed, outside any op: the journal window needs a checkpoint before
@@ -112,6 +128,7 @@ type Replies interface {
 // memory. Calls run on the owning goroutine, in op order, each before the
 // next Apply.
 type Effects interface {
+	Syncer
 	// CarryOut does what e asks for (for EffectFlush: write m.Unflushed()
 	// up to e.UpTo to segments, then m.MarkFlushed(e.UpTo)). A failure
 	// returns the status to answer the request with and the error; the
@@ -208,8 +225,7 @@ type Host struct {
 	durable uint64 // highest ticket reported durable
 	// failed is the first effect that could not be carried out.
 	failed error
-	// syncer and observer are Binding.Effects' optional interfaces.
-	syncer   Syncer
+	// observer is Binding.Effects' optional interface.
 	observer Observer
 	// candidate is the descriptor checkpoint waiting for its sync;
 	// written is the op of the last one handed to the replica (its
@@ -243,15 +259,14 @@ func New(cfg Config, b Binding) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
 	h.observer, _ = b.Effects.(Observer)
-	if cfg.CheckpointEveryOps > 0 {
-		s, ok := b.Effects.(Syncer)
-		if !ok {
-			return nil, fmt.Errorf("%w: descriptor checkpoints need Effects that implement Syncer", ErrConfig)
+	if cfg.CheckpointEveryOps == 0 {
+		cfg.CheckpointEveryOps = cfg.Replica.CheckpointIntervalOps
+		if half := cfg.Replica.JournalSlots / 2; cfg.CheckpointEveryOps == 0 || cfg.CheckpointEveryOps > half {
+			cfg.CheckpointEveryOps = max(half, 1)
 		}
-		h.syncer = s
-		cfg.Replica.HostCheckpoints = true
-		h.cfg.Replica.HostCheckpoints = true
 	}
+	cfg.Replica.HostCheckpoints = true
+	h.cfg = cfg
 	h.sm = machineAdapter{h: h, needsReset: true}
 	h.net = hostNetwork{h: h}
 	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
@@ -347,6 +362,12 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 // takes only applied ops).
 func (h *Host) afterInput() {
 	c := &h.candidate
+	if !c.set && h.failed == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
+		// The replica needs a checkpoint now (its journal bytes, or its
+		// window for a view's log): of the last applied op, flushed and
+		// synced first.
+		h.considerCheckpoint(h.replica.CommitNumber(), true)
+	}
 	if !c.set || c.ticket > h.durable || h.failed != nil {
 		return
 	}
@@ -360,28 +381,31 @@ func (h *Host) afterInput() {
 	}
 }
 
-// considerCheckpoint runs after op's effects: it captures a descriptor
-// checkpoint of op when one is due and the machine holds nothing
-// unflushed, and starts the sync it waits for.
-func (h *Host) considerCheckpoint(op uint64) {
-	if h.candidate.set || h.failed != nil {
+// considerCheckpoint runs after op's effects (or, wanted, when the
+// replica needs a checkpoint of its last applied op): it captures a
+// descriptor checkpoint of op when one is due and the machine holds
+// nothing unflushed, and starts the sync it waits for. The descriptor is
+// written only once that sync completed (afterInput), so it never names
+// a flushed message its segments may still lose.
+func (h *Host) considerCheckpoint(op uint64, wanted bool) {
+	if h.candidate.set || h.failed != nil || h.machine.LastOp() != op {
 		return
 	}
 	since := op - max(h.replica.CheckpointOp(), h.written)
-	if since < h.cfg.CheckpointEveryOps {
+	if since == 0 || (since < h.cfg.CheckpointEveryOps && !wanted) {
 		return
 	}
 	if len(h.machine.Unflushed()) > 0 {
-		if since < h.cfg.Replica.JournalSlots*3/4 {
+		if since < h.cfg.Replica.JournalSlots*3/4 && !wanted {
 			return // the next flush threshold comes first
 		}
-		if err := h.syncer.FlushAll(h.machine); err != nil {
+		if err := h.b.Effects.FlushAll(h.machine); err != nil {
 			h.failed = fmt.Errorf("group %d: flush for a checkpoint: %w", h.cfg.Replica.Group, err)
 			return
 		}
 	}
 	h.candidate = checkpointCandidate{set: true, op: op, state: h.machine.Checkpoint()}
-	h.candidate.ticket = h.syncer.SyncForCheckpoint()
+	h.candidate.ticket = h.b.Effects.SyncForCheckpoint()
 }
 
 // View is the applied state a read may use: every value is that of the
@@ -479,9 +503,7 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 	if h.observer != nil {
 		h.observer.AfterApply(op, operation, body, out.code)
 	}
-	if h.syncer != nil {
-		h.considerCheckpoint(op)
-	}
+	h.considerCheckpoint(op, false)
 	return reply
 }
 

@@ -7,6 +7,7 @@
 package grouptest
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/stratabroker/strata/net/wire"
@@ -129,16 +130,21 @@ func (s *Storage) crash() { s.pending = nil }
 
 // Segments is an in-memory segment and offset store, the partition's own
 // storage (group.Effects). Flushed batches survive a process crash, as
-// written files do; with Persisted each flush's reply waits for a sync
-// ticket that the cluster completes as an IO completion.
+// written files do, and a power loss only where a sync covered them; with
+// Persisted each flush's reply waits for a sync ticket that the cluster
+// completes as an IO completion.
 type Segments struct {
 	c         *Cluster
 	node      int
 	persisted bool
-	// batches are the flushed, stamped batches in offset order.
-	batches [][]byte
-	offsets []partition.StoredOffset
-	ticket  uint64
+	// batches are the flushed, stamped batches in offset order; those
+	// ending at or below syncedEnd are durable (offsets are kept whole:
+	// the model's offset files survive power loss).
+	batches   [][]byte
+	syncedEnd uint64
+	epoch     uint64 // purges, so that an older sync covers nothing newer
+	offsets   []partition.StoredOffset
+	ticket    uint64
 	// Resets counts Reset calls (restores, or an empty start).
 	Resets int
 	// CheckpointSyncs and ForcedFlushes count the descriptor checkpoints'
@@ -168,22 +174,15 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 		}
 		m.MarkFlushed(e.UpTo)
 		if s.persisted {
-			s.ticket++
-			ticket, h := s.ticket, s.c.Nodes[s.node]
-			gen := h.gen
-			s.c.submit(s.node, func() {
-				if h.gen == gen {
-					h.Host.EffectsDurable(ticket)
-				}
-			})
-			return ticket, wire.ErrorCodeOK, nil
+			return s.sync(), wire.ErrorCodeOK, nil
 		}
 	case partition.EffectOffsetStored:
 		s.setOffset(e.Consumer, e.Offset, true)
 	case partition.EffectOffsetDeleted:
 		s.setOffset(e.Consumer, 0, false)
 	case partition.EffectPurged:
-		s.batches, s.offsets = nil, nil
+		s.batches, s.offsets, s.syncedEnd = nil, nil, 0
+		s.epoch++
 	case partition.EffectSegmentsDeleted:
 		kept := s.batches[:0]
 		for _, b := range s.batches {
@@ -203,15 +202,47 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 // completion of the cluster, reported through EffectsDurable.
 func (s *Segments) SyncForCheckpoint() uint64 {
 	s.CheckpointSyncs++
+	return s.sync()
+}
+
+// sync makes every batch flushed so far durable, as an IO completion, and
+// reports its ticket to the host.
+func (s *Segments) sync() uint64 {
 	s.ticket++
-	ticket, h := s.ticket, s.c.Nodes[s.node]
+	ticket, h, end, epoch := s.ticket, s.c.Nodes[s.node], s.end(), s.epoch
 	gen := h.gen
 	s.c.submit(s.node, func() {
+		if s.epoch == epoch {
+			s.syncedEnd = max(s.syncedEnd, min(end, s.end()))
+		}
 		if h.gen == gen {
 			h.Host.EffectsDurable(ticket)
 		}
 	})
 	return ticket
+}
+
+// end returns the offset after the last flushed message (0 if none).
+func (s *Segments) end() uint64 {
+	if len(s.batches) == 0 {
+		return 0
+	}
+	v := wire.BatchView(s.batches[len(s.batches)-1])
+	return v.BaseOffset() + uint64(v.MessageCount())
+}
+
+// powerLoss drops every flushed batch no sync covered.
+func (s *Segments) powerLoss() {
+	keep := 0
+	for keep < len(s.batches) {
+		v := wire.BatchView(s.batches[keep])
+		if v.BaseOffset()+uint64(v.MessageCount()) > s.syncedEnd {
+			break
+		}
+		keep++
+	}
+	clear(s.batches[keep:])
+	s.batches = s.batches[:keep]
 }
 
 // FlushAll implements group.Syncer.
@@ -261,9 +292,32 @@ func (s *Segments) Reset(m *partition.Machine) error {
 		}
 	}
 	s.batches = kept
+	s.syncedEnd = min(s.syncedEnd, s.end())
 	s.offsets = append(s.offsets[:0], m.StoredOffsets()...)
+	// The segments must hold every flushed message from the machine's
+	// first offset up to its flush frontier: a restored machine that
+	// names more (a power loss took unsynced segment data) is missing
+	// history, and the host fences the partition.
+	next := m.FirstOffset()
+	for _, b := range s.batches {
+		v := wire.BatchView(b)
+		if end := v.BaseOffset() + uint64(v.MessageCount()); end <= next {
+			continue
+		}
+		if v.BaseOffset() != next {
+			break
+		}
+		next = v.BaseOffset() + uint64(v.MessageCount())
+	}
+	if next < frontier {
+		return fmt.Errorf("%w: node %d: segments end at offset %d, the restored machine flushed up to %d", ErrMissingHistory, s.node, next, frontier)
+	}
 	return nil
 }
+
+// ErrMissingHistory reports segments that hold less than the machine
+// restored over them flushed.
+var ErrMissingHistory = errors.New("grouptest: segments miss flushed messages")
 
 // Message is one polled message.
 type Message struct {
@@ -426,6 +480,13 @@ func (c *Cluster) Crash(i int) {
 	n.Down = true
 	n.gen++
 	n.Storage.crash()
+}
+
+// PowerLoss stops node i as Crash does, and its segment files also lose
+// what no sync covered (the page cache is gone).
+func (c *Cluster) PowerLoss(i int) {
+	c.Crash(i)
+	c.Nodes[i].Segments.powerLoss()
 }
 
 // Isolate cuts node i off from the other replicas (true) or heals it.
