@@ -375,6 +375,11 @@ func (w *brokerWorld) fill(res *Result) {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
 	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...)}
+	for _, node := range w.nodes {
+		for _, sg := range node.segments {
+			res.broker.segmentTransfers += sg.installs
+		}
+	}
 	for _, e := range w.history.entries {
 		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
 			res.broker.nonEmptyPolls++
@@ -391,4 +396,6 @@ type brokerSummary struct {
 	ackedSends    int
 	nonEmptyPolls int
 	fenced        []string
+	// segmentTransfers counts segment state transfers installed.
+	segmentTransfers uint64
 }

@@ -58,6 +58,13 @@ const (
 	// CommandRequestStartView asks the primary of View for a StartView, sent
 	// by a replica that learned of a newer view it did not take part in.
 	CommandRequestStartView
+	// CommandRequestSegments and CommandSegments are a partition group
+	// host's segment state transfer (server/group): a replica whose
+	// segments miss the flushed history of a checkpoint it installed asks
+	// a peer for the segment files' manifest and chunks. The replica
+	// never handles them; the host does, before Step.
+	CommandRequestSegments
+	CommandSegments
 
 	commandCount
 )
@@ -67,6 +74,7 @@ var commandNames = [commandCount]string{
 	"start_view_change", "do_view_change", "start_view", "reply", "eviction",
 	"recovery", "recovery_response", "request_prepare", "request_headers",
 	"headers", "request_checkpoint", "checkpoint", "request_start_view",
+	"request_segments", "segments",
 }
 
 // String returns the command's protocol name.

@@ -109,3 +109,58 @@ func TestJournalBytesForceACheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentStateTransferRepairsAReplicaTooFarBehind: a replica cut off
+// while its peers commit far past their journals' reach catches up by
+// installing a peer's checkpoint, a descriptor that names flushed messages
+// its own segments never got. It is fenced (missing history, never served
+// as a shorter log) and repairs its segments from a peer by segment state
+// transfer: a manifest of the peer's segment files, chunks read from
+// them, staged, verified against the manifest's checksum and put in
+// place; the fence then lifts and it holds every acknowledged message.
+// A peer whose files differ (CorruptServed) fails the checksum, and the
+// transfer starts over from the other peer. Before segment state
+// transfer the replica stayed fenced for good.
+func TestSegmentStateTransferRepairsAReplicaTooFarBehind(t *testing.T) {
+	for _, corrupt := range []bool{false, true} {
+		cfg := testConfig(3, 0, vsr.Replicated)
+		cfg.Replica.JournalSlots = 16
+		cfg.Replica.CheckpointIntervalOps = 4
+		cfg.Partition.MessagesRequiredToSave = 2
+		c := newCluster(t, cfg, false)
+		w := newWorkload(t, c)
+		w.sendCommitted(2)
+		c.Isolate(2, true)
+		for range 60 {
+			w.sendCommitted(2)
+		}
+		if p := c.Primary(); p == 2 || c.Nodes[p].Host.Replica().CheckpointOp() < 40 {
+			t.Fatalf("the peers did not move on\n%s", c.Status())
+		}
+		if corrupt {
+			c.Nodes[1].Segments.CorruptServed = true // the first peer replica 2 asks
+		}
+		c.Isolate(2, false)
+		c.Tick(400)
+		n := c.Nodes[2]
+		if err := n.Host.Err(); err != nil {
+			t.Fatalf("corrupt=%v: replica 2 still fenced: %v (transfer %+v)\n%s", corrupt, err, n.Host.TransferStats(), c.Status())
+		}
+		stats := n.Host.TransferStats()
+		if n.Segments.Installs == 0 || stats.Installs == 0 {
+			t.Fatalf("corrupt=%v: no segment transfer installed (%+v)\n%s", corrupt, stats, c.Status())
+		}
+		if corrupt && (stats.Restarts == 0 || c.Nodes[0].Segments.ChunksServed == 0) {
+			t.Fatalf("a corrupted chunk was not caught: %+v, chunks served by replica 0: %d", stats, c.Nodes[0].Segments.ChunksServed)
+		}
+		t.Logf("corrupt=%v: %d installs, %d restarts, chunks served %d/%d/%d, checkpoint %d",
+			corrupt, stats.Installs, stats.Restarts, c.Nodes[0].Segments.ChunksServed, c.Nodes[1].Segments.ChunksServed,
+			n.Segments.ChunksServed, n.Host.Replica().CheckpointOp())
+		w.sendCommitted(2)
+		c.Tick(50)
+		if r := n.Host.Replica(); r.CommitNumber() != c.Nodes[c.Primary()].Host.Replica().CommitNumber() {
+			t.Fatalf("replica 2 did not catch up\n%s", c.Status())
+		}
+		w.checkAcked(2)
+	}
+}

@@ -225,8 +225,15 @@ type Host struct {
 	durable uint64 // highest ticket reported durable
 	// failed is the first effect that could not be carried out.
 	failed error
-	// observer is Binding.Effects' optional interface.
+	// observer and transfer are Binding.Effects' optional interfaces.
 	observer Observer
+	transfer SegmentTransfer
+	// missing is the fence of a Reset that found the segments short of
+	// the machine's flushed history (ErrMissingHistory); fetch repairs it
+	// from a peer (segment state transfer, transfer.go).
+	missing error
+	fetch   segmentFetch
+	ticks   uint64
 	// candidate is the descriptor checkpoint waiting for its sync;
 	// written is the op of the last one handed to the replica (its
 	// superblock may not be durable yet).
@@ -259,6 +266,7 @@ func New(cfg Config, b Binding) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
 	h.observer, _ = b.Effects.(Observer)
+	h.transfer, _ = b.Effects.(SegmentTransfer)
 	if cfg.CheckpointEveryOps == 0 {
 		cfg.CheckpointEveryOps = cfg.Replica.CheckpointIntervalOps
 		if half := cfg.Replica.JournalSlots / 2; cfg.CheckpointEveryOps == 0 || cfg.CheckpointEveryOps > half {
@@ -295,14 +303,20 @@ func (h *Host) Open(done func(error)) {
 
 // Tick advances the replica's timeouts by one tick.
 func (h *Host) Tick() {
+	h.ticks++
 	h.replica.Tick()
+	h.tickFetch()
 	h.afterInput()
 }
 
 // Step hands the replica a message from a peer of the group. The host
 // does not keep m beyond the call.
 func (h *Host) Step(m *vsr.Message) {
-	h.replica.Step(m)
+	if transferCommand(m.Command) {
+		h.stepTransfer(m)
+	} else {
+		h.replica.Step(m)
+	}
 	h.afterInput()
 }
 
@@ -362,13 +376,13 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 // takes only applied ops).
 func (h *Host) afterInput() {
 	c := &h.candidate
-	if !c.set && h.failed == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
+	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
 		// The replica needs a checkpoint now (its journal bytes, or its
 		// window for a view's log): of the last applied op, flushed and
 		// synced first.
 		h.considerCheckpoint(h.replica.CommitNumber(), true)
 	}
-	if !c.set || c.ticket > h.durable || h.failed != nil {
+	if !c.set || c.ticket > h.durable || h.failed != nil || h.missing != nil {
 		return
 	}
 	if c.op <= h.replica.CheckpointOp() {
@@ -388,7 +402,7 @@ func (h *Host) afterInput() {
 // written only once that sync completed (afterInput), so it never names
 // a flushed message its segments may still lose.
 func (h *Host) considerCheckpoint(op uint64, wanted bool) {
-	if h.candidate.set || h.failed != nil || h.machine.LastOp() != op {
+	if h.candidate.set || h.failed != nil || h.missing != nil || h.machine.LastOp() != op {
 		return
 	}
 	since := op - max(h.replica.CheckpointOp(), h.written)
@@ -440,7 +454,17 @@ func (h *Host) Machine() *partition.Machine { return h.machine }
 // fence the partition (and, as the durability seed says, shut the server
 // down); the host itself keeps answering what vsr commits, with the
 // failure's status on the op that failed.
-func (h *Host) Err() error { return h.failed }
+//
+// A partition whose segments miss the flushed history of a checkpoint it
+// restored is fenced too (Err wraps ErrMissingHistory) until a segment
+// state transfer from a peer repairs it (SegmentTransfer); then Err is
+// nil again.
+func (h *Host) Err() error {
+	if h.failed != nil {
+		return h.failed
+	}
+	return h.missing
+}
 
 // Replica returns the group's replica, for its status and counters.
 func (h *Host) Replica() *vsr.Replica { return h.replica }
@@ -453,7 +477,7 @@ func (h *Host) Replica() *vsr.Replica { return h.replica }
 // its machine is empty until a peer's checkpoint is installed.
 func (h *Host) Serving() bool {
 	r := h.replica
-	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind()
+	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind() && h.missing == nil
 }
 
 // machineAdapter is the partition machine as vsr.StateMachine: Apply runs
@@ -495,6 +519,9 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 			out.code, out.err = code, fmt.Errorf("group %d: op %d: effect %d: %w", h.cfg.Replica.Group, op, e.Kind, err)
 		}
 		out.ticket = max(out.ticket, ticket)
+		if e.Kind == partition.EffectPurged && h.missing != nil && err == nil {
+			_ = a.reset() // a purge leaves no history to miss
+		}
 	}
 	if out.err != nil && h.failed == nil {
 		h.failed = out.err
@@ -526,13 +553,27 @@ func (a *machineAdapter) Restore(data []byte) error {
 }
 
 func (a *machineAdapter) reset() error {
+	h := a.h
 	a.needsReset = false
-	if err := a.h.b.Effects.Reset(a.h.machine); err != nil {
-		err = fmt.Errorf("group %d: reset storage: %w", a.h.cfg.Replica.Group, err)
-		if a.h.failed == nil {
-			a.h.failed = err
+	if err := h.b.Effects.Reset(h.machine); err != nil {
+		err = fmt.Errorf("group %d: reset storage: %w", h.cfg.Replica.Group, err)
+		if errors.Is(err, ErrMissingHistory) {
+			h.onMissingHistory(err) // fenced until a peer's segments repair it
+			return nil
+		}
+		if h.failed == nil {
+			h.failed = err
 		}
 		return err
+	}
+	if h.missing != nil {
+		// The segments match the machine now (a purge, or a restore of
+		// a checkpoint they hold): nothing left to repair.
+		h.missing = nil
+		if h.fetch.active {
+			h.transfer.DiscardStaged()
+		}
+		h.fetch = segmentFetch{installs: h.fetch.installs, restarts: h.fetch.restarts}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/partition"
@@ -155,6 +157,13 @@ type Segments struct {
 	// FailRestore, when set, fails every Reset to a machine that holds
 	// messages (a restored checkpoint whose history the segments lack).
 	FailRestore error
+	// staged holds a segment transfer's artifacts until installed.
+	staged map[int][]byte
+	// Installs counts installed segment transfers; ChunksServed the
+	// chunks this node read for a peer. CorruptServed flips a byte of
+	// every chunk it serves.
+	Installs, ChunksServed int
+	CorruptServed          bool
 }
 
 // CarryOut implements group.Effects.
@@ -317,7 +326,134 @@ func (s *Segments) Reset(m *partition.Machine) error {
 
 // ErrMissingHistory reports segments that hold less than the machine
 // restored over them flushed.
-var ErrMissingHistory = errors.New("grouptest: segments miss flushed messages")
+var ErrMissingHistory = fmt.Errorf("grouptest: segments miss flushed messages: %w", group.ErrMissingHistory)
+
+// errNotHeld refuses a segment transfer of a range not held whole.
+var errNotHeld = errors.New("grouptest: segments do not hold the range")
+
+// fileBatches is how many batches one segment file of the model holds.
+const fileBatches = 2
+
+// files returns the batches holding [first, end) of generation, grouped
+// into segment files, or errNotHeld.
+func (s *Segments) files(generation, first, end uint64) ([][][]byte, error) {
+	m := s.c.Nodes[s.node].Host.Machine()
+	if m.PurgeGeneration() != generation || m.FirstOffset() > first {
+		return nil, errNotHeld
+	}
+	var run [][]byte
+	next := first
+	for _, b := range s.batches {
+		v := wire.BatchView(b)
+		bEnd := v.BaseOffset() + uint64(v.MessageCount())
+		if bEnd <= first || v.BaseOffset() >= end {
+			continue
+		}
+		if (len(run) == 0 && v.BaseOffset() > first) || (len(run) > 0 && v.BaseOffset() != next) {
+			return nil, errNotHeld
+		}
+		run = append(run, b)
+		next = bEnd
+	}
+	if next < end {
+		return nil, errNotHeld
+	}
+	var out [][][]byte
+	for len(run) > 0 {
+		k := min(len(run), fileBatches)
+		out = append(out, run[:k])
+		run = run[k:]
+	}
+	return out, nil
+}
+
+// SegmentManifest implements group.SegmentTransfer.
+func (s *Segments) SegmentManifest(generation, first, end uint64) (group.Manifest, error) {
+	files, err := s.files(generation, first, end)
+	if err != nil {
+		return group.Manifest{}, err
+	}
+	man := group.Manifest{Generation: generation, First: first, End: end}
+	for _, f := range files {
+		h := xxh3.New()
+		var size uint64
+		for _, b := range f {
+			_, _ = h.Write(b)
+			size += uint64(len(b))
+		}
+		man.Artifacts = append(man.Artifacts, group.Artifact{Name: fmt.Sprintf("%020d.log", wire.BatchView(f[0]).BaseOffset()), Size: size, Checksum: h.Sum64()})
+	}
+	return man, nil
+}
+
+// ReadArtifact implements group.SegmentTransfer. With CorruptServed the
+// chunk's first byte is flipped (a peer whose file rotted).
+func (s *Segments) ReadArtifact(generation, first, end uint64, index int, offset uint64, buf []byte) (int, error) {
+	files, err := s.files(generation, first, end)
+	if err != nil || index >= len(files) {
+		return 0, errNotHeld
+	}
+	n := 0
+	var at uint64
+	for _, b := range files[index] {
+		if n == len(buf) {
+			break
+		}
+		if at+uint64(len(b)) > offset {
+			n += copy(buf[n:], b[max(offset, at)-at:])
+		}
+		at += uint64(len(b))
+	}
+	if s.CorruptServed && n > 0 {
+		buf[0] ^= 0xff
+	}
+	s.ChunksServed++
+	return n, nil
+}
+
+// StageArtifact implements group.SegmentTransfer.
+func (s *Segments) StageArtifact(m *group.Manifest, index int, offset uint64, data []byte) error {
+	if s.staged == nil {
+		s.staged = map[int][]byte{}
+	}
+	if uint64(len(s.staged[index])) != offset {
+		return fmt.Errorf("grouptest: staged artifact %d holds %d bytes, a chunk at %d", index, len(s.staged[index]), offset)
+	}
+	s.staged[index] = append(s.staged[index], data...)
+	return nil
+}
+
+// InstallStaged implements group.SegmentTransfer.
+func (s *Segments) InstallStaged(m *group.Manifest) error {
+	var batches [][]byte
+	for i := range m.Artifacts {
+		b := s.staged[i]
+		for len(b) > 0 {
+			if len(b) < wire.BatchHeaderSize {
+				return fmt.Errorf("grouptest: staged artifact %d: a truncated batch", i)
+			}
+			n := wire.BatchView(b).BatchLength()
+			if n < wire.BatchHeaderSize || n > uint64(len(b)) {
+				return fmt.Errorf("grouptest: staged artifact %d: a batch of %d bytes", i, n)
+			}
+			batches = append(batches, append([]byte(nil), b[:n]...))
+			b = b[n:]
+		}
+	}
+	for _, b := range s.batches {
+		if wire.BatchView(b).BaseOffset() >= m.End {
+			batches = append(batches, b)
+		}
+	}
+	s.batches = batches
+	s.syncedEnd = max(s.syncedEnd, m.End) // staged files are synced before the rename
+	s.staged = nil
+	s.Installs++
+	return nil
+}
+
+// DiscardStaged implements group.SegmentTransfer.
+func (s *Segments) DiscardStaged() { s.staged = nil }
 
 // Message is one polled message.
 type Message struct {
@@ -480,6 +616,7 @@ func (c *Cluster) Crash(i int) {
 	n.Down = true
 	n.gen++
 	n.Storage.crash()
+	n.Segments.staged = nil
 }
 
 // PowerLoss stops node i as Crash does, and its segment files also lose
