@@ -119,10 +119,13 @@ func TestJournalBytesForceACheckpoint(t *testing.T) {
 // them, staged, verified against the manifest's checksum and put in
 // place; the fence then lifts and it holds every acknowledged message.
 // A peer whose files differ (CorruptServed) fails the checksum, and the
-// transfer starts over from the other peer. Before segment state
-// transfer the replica stayed fenced for good.
+// transfer starts over from the other peer. A crash in the middle of a
+// transfer loses what was staged; the restarted replica restores its
+// checkpoint, finds the history missing again and starts over. Before
+// segment state transfer the replica stayed fenced for good.
 func TestSegmentStateTransferRepairsAReplicaTooFarBehind(t *testing.T) {
-	for _, corrupt := range []bool{false, true} {
+	for _, variant := range []string{"plain", "corrupt", "crash"} {
+		corrupt := variant == "corrupt"
 		cfg := testConfig(3, 0, vsr.Replicated)
 		cfg.Replica.JournalSlots = 16
 		cfg.Replica.CheckpointIntervalOps = 4
@@ -141,20 +144,40 @@ func TestSegmentStateTransferRepairsAReplicaTooFarBehind(t *testing.T) {
 			c.Nodes[1].Segments.CorruptServed = true // the first peer replica 2 asks
 		}
 		c.Isolate(2, false)
-		c.Tick(400)
 		n := c.Nodes[2]
+		if variant == "crash" {
+			// Tick and deliver a few messages at a time, to stop inside
+			// the transfer (Tick delivers until the cluster is quiet).
+			for range 4000 {
+				for _, node := range c.Nodes {
+					node.Host.Tick()
+				}
+				c.Deliver(3)
+				if n.Host.TransferStats().Active && c.Nodes[1].Segments.ChunksServed > 2 {
+					break
+				}
+			}
+			if !n.Host.TransferStats().Active {
+				t.Fatalf("no transfer in flight to crash\n%s", c.Status())
+			}
+			c.Crash(2)
+			if err := c.Start(2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Tick(400)
 		if err := n.Host.Err(); err != nil {
-			t.Fatalf("corrupt=%v: replica 2 still fenced: %v (transfer %+v)\n%s", corrupt, err, n.Host.TransferStats(), c.Status())
+			t.Fatalf("%s: replica 2 still fenced: %v (transfer %+v)\n%s", variant, err, n.Host.TransferStats(), c.Status())
 		}
 		stats := n.Host.TransferStats()
 		if n.Segments.Installs == 0 || stats.Installs == 0 {
-			t.Fatalf("corrupt=%v: no segment transfer installed (%+v)\n%s", corrupt, stats, c.Status())
+			t.Fatalf("%s: no segment transfer installed (%+v)\n%s", variant, stats, c.Status())
 		}
 		if corrupt && (stats.Restarts == 0 || c.Nodes[0].Segments.ChunksServed == 0) {
 			t.Fatalf("a corrupted chunk was not caught: %+v, chunks served by replica 0: %d", stats, c.Nodes[0].Segments.ChunksServed)
 		}
-		t.Logf("corrupt=%v: %d installs, %d restarts, chunks served %d/%d/%d, checkpoint %d",
-			corrupt, stats.Installs, stats.Restarts, c.Nodes[0].Segments.ChunksServed, c.Nodes[1].Segments.ChunksServed,
+		t.Logf("%s: %d installs, %d restarts, chunks served %d/%d/%d, checkpoint %d",
+			variant, stats.Installs, stats.Restarts, c.Nodes[0].Segments.ChunksServed, c.Nodes[1].Segments.ChunksServed,
 			n.Segments.ChunksServed, n.Host.Replica().CheckpointOp())
 		w.sendCommitted(2)
 		c.Tick(50)
