@@ -121,10 +121,11 @@ func TestJournalBytesForceACheckpoint(t *testing.T) {
 // A peer whose files differ (CorruptServed) fails the checksum, and the
 // transfer starts over from the other peer. A crash in the middle of a
 // transfer loses what was staged; the restarted replica restores its
-// checkpoint, finds the history missing again and starts over. Before
+// checkpoint, finds the history missing again and starts over. A peer
+// that does not answer is replaced by the next on a timeout. Before
 // segment state transfer the replica stayed fenced for good.
 func TestSegmentStateTransferRepairsAReplicaTooFarBehind(t *testing.T) {
-	for _, variant := range []string{"plain", "corrupt", "crash"} {
+	for _, variant := range []string{"plain", "corrupt", "crash", "peer-down"} {
 		corrupt := variant == "corrupt"
 		cfg := testConfig(3, 0, vsr.Replicated)
 		cfg.Replica.JournalSlots = 16
@@ -142,6 +143,9 @@ func TestSegmentStateTransferRepairsAReplicaTooFarBehind(t *testing.T) {
 		}
 		if corrupt {
 			c.Nodes[1].Segments.CorruptServed = true // the first peer replica 2 asks
+		}
+		if variant == "peer-down" {
+			c.Crash(1) // the first peer replica 2 asks never answers
 		}
 		c.Isolate(2, false)
 		n := c.Nodes[2]

@@ -224,15 +224,10 @@ func (h *Host) startFetch() {
 		h.fetch.restarts++
 		h.transfer.DiscardStaged()
 	}
-	m := h.machine
-	end := m.NextOffset()
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		end = first
-	}
 	f := &h.fetch
 	f.active = true
 	f.manifest = nil
-	f.want = segmentRequest{generation: m.PurgeGeneration(), first: m.FirstOffset(), end: end, index: segmentManifestIndex}
+	f.want = h.wantedRange()
 	f.peer = h.nextPeer(f.peer)
 	h.askSegments()
 }
@@ -271,13 +266,29 @@ func (h *Host) tickFetch() {
 		return
 	}
 	f.peer = h.nextPeer(f.peer)
-	if f.manifest == nil || f.want.index != 0 || f.want.offset != 0 {
+	if f.manifest == nil {
+		// Ask for the machine's range as it is now: a deletion or a
+		// later checkpoint may have moved it since (a peer refuses a
+		// range it no longer holds whole).
+		f.want = h.wantedRange()
+	} else {
 		// Chunks of one manifest from another peer: the files are the
 		// same bytes (the same ops flushed the same batches), and the
 		// checksum tells if not.
 		f.restarts++
 	}
 	h.askSegments()
+}
+
+// wantedRange is the manifest request for the machine's flushed history:
+// from its first offset to its flush frontier, of its purge generation.
+func (h *Host) wantedRange() segmentRequest {
+	m := h.machine
+	end := m.NextOffset()
+	if first, ok := m.FirstUnflushedOffset(); ok {
+		end = first
+	}
+	return segmentRequest{generation: m.PurgeGeneration(), first: m.FirstOffset(), end: end, index: segmentManifestIndex}
 }
 
 // stepTransfer handles a host message from a peer. It never panics on
@@ -340,8 +351,15 @@ func (h *Host) onSegments(m *vsr.Message) {
 	}
 	status, data := rest[0], rest[1:]
 	if status != segmentOK {
-		f.peer = h.nextPeer(f.peer)
-		f.asked = h.ticks // the next peer is asked on the timeout, not at once
+		// The next peer is asked on the timeout (tickFetch), not at once,
+		// for the range as it is then: a peer that deleted or purged
+		// files since the manifest refuses its chunks.
+		if f.manifest != nil {
+			h.transfer.DiscardStaged()
+			f.manifest = nil
+			f.restarts++
+		}
+		f.asked = h.ticks
 		return
 	}
 	if q.index == segmentManifestIndex {
