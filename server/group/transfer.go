@@ -25,8 +25,11 @@ import (
 //     whole answers with the manifest of its segment files (artifacts:
 //     name, size, XXH3-64), else refuses (the host asks the next peer).
 //  2. RequestSegments for each artifact's chunks in order, one in flight,
-//     resent to the next peer on a timeout; the peer reads each chunk
-//     from its files. Each chunk travels in a checksummed message; the
+//     to the peer that gave the manifest (another peer's files may be cut
+//     at other offsets), resent on a timeout, and after a few timeouts
+//     the transfer starts over from the next peer; the peer reads each
+//     chunk from its files. A late answer to the request in flight is as
+//     good as a prompt one. Each chunk travels in a checksummed message; the
 //     receiver stages it (SegmentTransfer.StageArtifact) and hashes it,
 //     and an artifact whose XXH3-64 differs from the manifest's is
 //     discarded and the transfer starts over from another peer.
@@ -88,9 +91,13 @@ type Artifact struct {
 const (
 	manifestArtifactsMax = 1 << 16
 	artifactNameMax      = 255
-	// transferTimeoutTicks is how long a request waits for its answer
-	// before it goes to the next peer.
-	transferTimeoutTicks = 30
+	// transferTimeoutRepairs is how many repair timeouts
+	// (vsr.Config.RepairTimeoutTicks) a request waits for its answer
+	// before it is sent again; transferTriesMax how many times a chunk is
+	// asked of the manifest's peer before the transfer starts over from
+	// the next.
+	transferTimeoutRepairs = 3
+	transferTriesMax       = 3
 )
 
 // segmentRequest is the body of a RequestSegments and the head of every
@@ -173,12 +180,15 @@ func decodeManifest(q segmentRequest, b []byte) (*Manifest, error) {
 // segmentFetch is the receiving side's state: the range it repairs, the
 // peer it asks, the manifest once known, and the next chunk it wants.
 type segmentFetch struct {
-	active   bool
-	want     segmentRequest // range; index and offset of the chunk asked for
-	peer     uint8
-	manifest *Manifest
-	hasher   xxh3.Hasher
-	asked    uint64 // tick of the last request
+	active bool
+	want   segmentRequest // range; index and offset of the chunk asked for
+	// peer is the one asked for the manifest; source the one that gave
+	// it, asked for the chunks; tries counts unanswered chunk requests.
+	peer, source uint8
+	tries        int
+	manifest     *Manifest
+	hasher       xxh3.Hasher
+	asked        uint64 // tick of the last request
 	// Transfers counts completed installs; Restarts counts transfers
 	// started over (refusals, timeouts, checksum mismatches).
 	installs, restarts uint64
@@ -227,6 +237,7 @@ func (h *Host) startFetch() {
 	f := &h.fetch
 	f.active = true
 	f.manifest = nil
+	f.tries = 0
 	f.want = h.wantedRange()
 	f.peer = h.nextPeer(f.peer)
 	h.askSegments()
@@ -244,7 +255,11 @@ func (h *Host) nextPeer(p uint8) uint8 {
 func (h *Host) askSegments() {
 	f := &h.fetch
 	f.asked = h.ticks
-	h.sendHostMessage(f.peer, vsr.CommandRequestSegments, f.want.append(nil))
+	to := f.peer
+	if f.manifest != nil {
+		to = f.source
+	}
+	h.sendHostMessage(to, vsr.CommandRequestSegments, f.want.append(nil))
 }
 
 func (h *Host) sendHostMessage(to uint8, c vsr.Command, body []byte) {
@@ -259,24 +274,28 @@ func (h *Host) sendHostMessage(to uint8, c vsr.Command, body []byte) {
 	h.b.Peers.SendToReplica(to, m)
 }
 
-// tickFetch resends a request that went unanswered to the next peer.
+// tickFetch resends a request that went unanswered: a manifest request
+// to the next peer, a chunk request to the manifest's peer, or, after
+// transferTriesMax of those, the transfer from the next peer.
 func (h *Host) tickFetch() {
 	f := &h.fetch
-	if !f.active || h.ticks-f.asked < transferTimeoutTicks {
+	if !f.active || h.ticks-f.asked < transferTimeoutRepairs*max(h.cfg.Replica.RepairTimeoutTicks, 1) {
 		return
 	}
-	f.peer = h.nextPeer(f.peer)
-	if f.manifest == nil {
-		// Ask for the machine's range as it is now: a deletion or a
-		// later checkpoint may have moved it since (a peer refuses a
-		// range it no longer holds whole).
-		f.want = h.wantedRange()
-	} else {
-		// Chunks of one manifest from another peer: the files are the
-		// same bytes (the same ops flushed the same batches), and the
-		// checksum tells if not.
+	if f.manifest != nil {
+		if f.tries++; f.tries < transferTriesMax {
+			h.askSegments()
+			return
+		}
+		h.transfer.DiscardStaged()
+		f.manifest = nil
 		f.restarts++
 	}
+	// Ask for the machine's range as it is now: a deletion or a later
+	// checkpoint may have moved it since (a peer refuses a range it no
+	// longer holds whole).
+	f.peer = h.nextPeer(f.peer)
+	f.want = h.wantedRange()
 	h.askSegments()
 }
 
@@ -318,6 +337,19 @@ func (h *Host) serveSegments(m *vsr.Message) {
 	}
 	refuse := func() { h.sendHostMessage(m.Replica, vsr.CommandSegments, append(q.append(nil), segmentRefused)) }
 	man, err := h.transfer.SegmentManifest(q.generation, q.first, q.end)
+	if m := h.machine; err != nil && m.PurgeGeneration() == q.generation && m.NextOffset() >= q.end && len(m.Unflushed()) > 0 {
+		// Applied here but not flushed yet (a checkpoint flushes what
+		// its replica holds, and the peer's came further): flush it, as
+		// a checkpoint does, to serve it from the files.
+		if ferr := h.b.Effects.FlushAll(m); ferr != nil {
+			if h.failed == nil {
+				h.failed = fmt.Errorf("group %d: flush to serve a segment transfer: %w", h.cfg.Replica.Group, ferr)
+			}
+			refuse()
+			return
+		}
+		man, err = h.transfer.SegmentManifest(q.generation, q.first, q.end)
+	}
 	if err != nil {
 		refuse()
 		return
@@ -346,10 +378,19 @@ func (h *Host) serveSegments(m *vsr.Message) {
 func (h *Host) onSegments(m *vsr.Message) {
 	f := &h.fetch
 	q, rest, ok := decodeSegmentRequest(m.Body)
-	if !f.active || !ok || q != f.want || m.Replica != f.peer || len(rest) == 0 {
+	if !f.active || !ok || q != f.want || len(rest) == 0 {
 		return
 	}
+	// Any peer's manifest of the range will do (a late answer of one
+	// asked before); chunks and refusals only count from the peer asked.
 	status, data := rest[0], rest[1:]
+	asked := f.peer
+	if f.manifest != nil {
+		asked = f.source
+	}
+	if (status != segmentOK || f.manifest != nil) && m.Replica != asked {
+		return
+	}
 	if status != segmentOK {
 		// The next peer is asked on the timeout (tickFetch), not at once,
 		// for the range as it is then: a peer that deleted or purged
@@ -370,6 +411,8 @@ func (h *Host) onSegments(m *vsr.Message) {
 		}
 		h.transfer.DiscardStaged()
 		f.manifest = man
+		f.source = m.Replica
+		f.tries = 0
 		f.hasher.Reset()
 		f.want.index, f.want.offset = 0, 0
 		h.nextChunk()
@@ -385,6 +428,7 @@ func (h *Host) onSegments(m *vsr.Message) {
 		return
 	}
 	_, _ = f.hasher.Write(data)
+	f.tries = 0
 	f.want.offset += uint64(len(data))
 	if f.want.offset == a.Size {
 		if f.hasher.Sum64() != a.Checksum {
