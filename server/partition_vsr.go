@@ -292,11 +292,20 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 		// allows; the partition superblock's synced frontier (checked by
 		// the log's recovery) is what must survive.
 	case m.PurgeGeneration() < descriptorPurge:
-		g.p.fence(fmt.Errorf("%s: the checkpoint records purge %d, the files purge %d: missing history", g.p.dir, descriptorPurge, m.PurgeGeneration()))
+		return g.missingHistory(fmt.Errorf("%s: the checkpoint records purge %d, the files purge %d: missing history (%w)", g.p.dir, descriptorPurge, m.PurgeGeneration(), group.ErrMissingHistory))
 	case m.PurgeGeneration() == descriptorPurge && m.NextOffset() < descriptorNext:
-		g.p.fence(fmt.Errorf("%s: the checkpoint records messages up to offset %d, the segments end at %d: missing history", g.p.dir, descriptorNext, m.NextOffset()))
+		return g.missingHistory(fmt.Errorf("%s: the checkpoint records messages up to offset %d, the segments end at %d: missing history (%w)", g.p.dir, descriptorNext, m.NextOffset(), group.ErrMissingHistory))
 	}
 	return nil
+}
+
+// missingHistory fences the partition at once and hands err (wrapping
+// group.ErrMissingHistory) to the host, which then takes no checkpoint
+// over the hole and keeps Err set: a group of one has no peer to repair
+// it from (the binding implements no group.SegmentTransfer yet).
+func (g *vsrGroup) missingHistory(err error) error {
+	g.p.fence(err)
+	return err
 }
 
 // BeforeApply implements group.Observer: the test hook.
