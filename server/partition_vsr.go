@@ -113,6 +113,8 @@ type vsrGroup struct {
 	// the shard find nothing to drive. truncatePending: storage is to be
 	// cut back to the restored machine before the next op is applied.
 	clustered, closed, truncatePending bool
+	// replicas is the group's replica count.
+	replicas uint8
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -146,6 +148,7 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint(), clustered: p.s.cluster.clustered()}
 	rc := vsrReplicaConfig(p.key)
 	p.s.cluster.configure(&rc)
+	g.replicas = rc.ReplicaCount
 	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
 	if err != nil {
 		return err
@@ -311,13 +314,17 @@ func (g *vsrGroup) syncTicket() uint64 {
 // SyncForCheckpoint implements group.Syncer. A persisted topic's
 // descriptor waits for the group commit that syncs its segments (the
 // replies wait for the same sync, so it costs nothing more). A replicated
-// topic's does not force one: its synced frontier is the one the
-// partition superblock records (and recovery enforces), as without
-// consensus; a forced fdatasync per checkpoint made its sends disk-bound
-// (a third slower in the suite's producer-1), and on a group of one the
-// descriptor is not what recovery trusts (the files are).
+// topic's on a group of one does not force one: its synced frontier is
+// the one the partition superblock records (and recovery enforces), as
+// without consensus; a forced fdatasync per checkpoint made its sends
+// disk-bound (a third slower in the suite's producer-1), and on a group
+// of one the descriptor is not what recovery trusts (the files are; Reset).
+// A group with peers always syncs: its descriptor is what a restarted
+// replica restores and recovers the ops above from its peers, so it must
+// never name a flushed message a power loss can take
+// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 func (g *vsrGroup) SyncForCheckpoint() uint64 {
-	if g.p.persisted {
+	if g.p.persisted || g.replicas > 1 {
 		return g.syncTicket()
 	}
 	return 0
@@ -349,11 +356,20 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 		// allows; the partition superblock's synced frontier (checked by
 		// the log's recovery) is what must survive.
 	case m.PurgeGeneration() < descriptorPurge:
-		g.p.fence(fmt.Errorf("%s: the checkpoint records purge %d, the files purge %d: missing history", g.p.dir, descriptorPurge, m.PurgeGeneration()))
+		return g.missingHistory(fmt.Errorf("%s: the checkpoint records purge %d, the files purge %d: missing history (%w)", g.p.dir, descriptorPurge, m.PurgeGeneration(), group.ErrMissingHistory))
 	case m.PurgeGeneration() == descriptorPurge && m.NextOffset() < descriptorNext:
-		g.p.fence(fmt.Errorf("%s: the checkpoint records messages up to offset %d, the segments end at %d: missing history", g.p.dir, descriptorNext, m.NextOffset()))
+		return g.missingHistory(fmt.Errorf("%s: the checkpoint records messages up to offset %d, the segments end at %d: missing history (%w)", g.p.dir, descriptorNext, m.NextOffset(), group.ErrMissingHistory))
 	}
 	return nil
+}
+
+// missingHistory fences the partition at once and hands err (wrapping
+// group.ErrMissingHistory) to the host, which then takes no checkpoint
+// over the hole and keeps Err set: a group of one has no peer to repair
+// it from (the binding implements no group.SegmentTransfer yet).
+func (g *vsrGroup) missingHistory(err error) error {
+	g.p.fence(err)
+	return err
 }
 
 // BeforeApply implements group.Observer: the test hook.

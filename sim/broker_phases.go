@@ -452,6 +452,11 @@ func (w *brokerWorld) fill(res *Result) {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
 	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
+	for _, node := range w.nodes {
+		for _, sg := range node.segments {
+			res.broker.segmentTransfers += sg.installs
+		}
+	}
 	for _, e := range w.history.entries {
 		if e.op == brokerPoll && e.done && len(e.ids) > 0 {
 			res.broker.nonEmptyPolls++
@@ -469,4 +474,6 @@ type brokerSummary struct {
 	nonEmptyPolls int
 	fenced        []string
 	reads         readCounters
+	// segmentTransfers counts segment state transfers installed.
+	segmentTransfers uint64
 }

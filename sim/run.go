@@ -118,13 +118,13 @@ func (r *Result) Print(w io.Writer) {
 		p.ViewChanges, p.Recoveries, p.RepairRequests, s.CheckpointWrites, p.CheckpointChunks, p.StateTransfers, p.CorruptedRejected,
 		p.CheckedPrepareOks, p.CheckedDoViewChanges, p.CheckedViewLogs)
 	if b := r.broker; b != nil {
-		fmt.Fprintf(w, "broker: groups=%d acked_sends=%d nonempty_polls=%d dispositions=%d\n", b.groups, b.ackedSends, b.nonEmptyPolls, p.Dispositions)
+		fmt.Fprintf(w, "broker: groups=%d acked_sends=%d nonempty_polls=%d dispositions=%d segment_transfers=%d\n", b.groups, b.ackedSends, b.nonEmptyPolls, p.Dispositions, b.segmentTransfers)
 		rc := &b.reads
 		fmt.Fprintf(w, "broker reads: served_at_once=%d served_after_round=%d refused=%d refused_after_wait=%d\n",
 			rc.servedAtOnce, rc.servedAfterRound, rc.refused, rc.refusedAfterWait)
 		for g, f := range b.fenced {
 			if f != "" {
-				fmt.Fprintf(w, "broker: group %d fenced: %s\n", g, f)
+				fmt.Fprintf(w, "broker: group %d fenced (first fence; a segment transfer may have repaired it): %s\n", g, f)
 			}
 		}
 	}

@@ -65,6 +65,13 @@ const (
 	// a backup in normal status in View tells its primary that it still
 	// is, after the round was sent. Context is the round's nonce.
 	CommandCommitOk
+	// CommandRequestSegments and CommandSegments are a partition group
+	// host's segment state transfer (server/group): a replica whose
+	// segments miss the flushed history of a checkpoint it installed asks
+	// a peer for the segment files' manifest and chunks. The replica
+	// never handles them; the host does, before Step.
+	CommandRequestSegments
+	CommandSegments
 
 	commandCount
 )
@@ -75,6 +82,7 @@ var commandNames = [commandCount]string{
 	"recovery", "recovery_response", "request_prepare", "request_headers",
 	"headers", "request_checkpoint", "checkpoint", "request_start_view",
 	"commit_ok",
+	"request_segments", "segments",
 }
 
 // String returns the command's protocol name.

@@ -84,7 +84,12 @@ type Replica struct {
 	// state machine is empty, so nothing is applied until a checkpoint at
 	// checkpointOp or later is fetched from a peer (transfer.behind).
 	stateMissing bool
-	rootHeader   Header
+	// checkpointWanted is set, with Config.HostCheckpoints, when the
+	// replica needs a checkpoint it may not take itself (its journal bytes
+	// reached half of WALBytesMax, or its journal window must move to hold
+	// a view's log): the host takes one (CheckpointWanted, CheckpointAt).
+	checkpointWanted bool
+	rootHeader       Header
 
 	log          log
 	clients      clientTable

@@ -104,7 +104,16 @@ func (r *Replica) transferOpMin() uint64 {
 // maybeCheckpoint takes a checkpoint when the journal since the last one
 // holds a checkpoint interval of ops or half of WALBytesMax.
 func (r *Replica) maybeCheckpoint() {
-	if r.cfg.HostCheckpoints || r.sb.checkpoint != nil || r.commitMin == r.checkpointOp {
+	if r.sb.checkpoint != nil || r.commitMin == r.checkpointOp {
+		return
+	}
+	if r.cfg.HostCheckpoints {
+		// The host chooses its checkpoints by ops; the journal's bytes
+		// are the replica's to watch (a host that waited for ops the full
+		// journal holds back would wait forever).
+		if r.walBytes() >= r.cfg.WALBytesMax/2 {
+			r.checkpointWanted = true
+		}
 		return
 	}
 	due := r.commitMin-r.checkpointOp >= r.cfg.checkpointIntervalOps()
@@ -120,6 +129,13 @@ func (r *Replica) maybeCheckpoint() {
 // window (opPrepareMax) forward to hold a view's log.
 func (r *Replica) checkpointNow() {
 	if r.sb.checkpoint != nil || r.commitMin == r.checkpointOp || r.stateMissing {
+		return
+	}
+	if r.cfg.HostCheckpoints {
+		// The state machine's state at commitMin may name effects its
+		// storage has not made durable (a partition's segments): only the
+		// host knows when a state is safe to record.
+		r.checkpointWanted = true
 		return
 	}
 	h, ok := r.header(r.commitMin)
@@ -148,7 +164,16 @@ func (r *Replica) CheckpointAt(op uint64, state []byte) bool {
 		return false
 	}
 	r.writeCheckpoint(*h, data, false)
+	r.checkpointWanted = false
 	return true
+}
+
+// CheckpointWanted reports, with Config.HostCheckpoints, that the replica
+// needs a checkpoint the host has not taken: its journal holds half of
+// WALBytesMax, or its journal window must move forward to hold a view's
+// log. The host takes one at the latest applied op it can make durable.
+func (r *Replica) CheckpointWanted() bool {
+	return r.checkpointWanted && r.sb.checkpoint == nil && r.commitMin > r.checkpointOp
 }
 
 // CheckpointPending reports whether a checkpoint is being written.

@@ -55,28 +55,44 @@ type Config struct {
 	// Partition configures the partition machine (ids, flush thresholds,
 	// buffers).
 	Partition partition.Config
-	// CheckpointEveryOps, when not zero, makes the group's checkpoints
-	// partition descriptors (the design's "partition checkpoint C"): the
-	// host takes one, at most one at a time, at the first op at least
-	// CheckpointEveryOps past the last checkpoint after which the machine
-	// holds nothing unflushed (a flush threshold fired, or every batch is
-	// flushed), once the binding reports the segment and offset writes up
-	// to it synced (Syncer). Its state is the machine's checkpoint without
-	// unflushed batches: counters, offsets, thresholds, the flushed
-	// frontier, never the log. When three quarters of the journal window
-	// pass without one, the host flushes everything (Syncer.FlushAll) to
-	// take one, leaving a quarter for its sync and write. Zero
-	// leaves checkpoints to vsr (the whole machine at an interval).
+	// CheckpointEveryOps spaces the group's checkpoints. A partition
+	// group's checkpoint is always a partition descriptor (the design's
+	// "partition checkpoint C"): the host takes one, at most one at a
+	// time, at the first op at least CheckpointEveryOps past the last
+	// checkpoint after which the machine holds nothing unflushed (a flush
+	// threshold fired, or every batch is flushed), once the binding
+	// reports the segment and offset writes up to it synced (Syncer). Its
+	// state is the machine's checkpoint without unflushed batches:
+	// counters, offsets, thresholds, the flushed frontier, never the log.
+	// So a checkpoint never names a segment frontier its files have not
+	// synced, and the prepares above it stay in the replica's journal
+	// (for a replicated topic in memory, where the recovery protocol gets
+	// them back from peers) until a later checkpoint covers them. When
+	// three quarters of the journal window pass without one, or the
+	// replica wants one (vsr.Replica.CheckpointWanted: its journal bytes
+	// reached half of WALBytesMax, or its window must move to hold a
+	// view's log), the host flushes everything (Syncer.FlushAll) to take
+	// one. Zero means the replica's CheckpointIntervalOps, at most half
+	// the journal window.
+	//
+	// vsr's own checkpoints (the whole machine at an interval) are never
+	// used for a partition: their flush frontier is wherever the last
+	// flush left it, synced or not, and a replica that lost power then
+	// restored a checkpoint naming messages its segments never kept, which
+	// fenced the partition
+	// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 	CheckpointEveryOps uint64
 }
 
-// Syncer is implemented by an Effects that serves descriptor checkpoints
+// Syncer is the part of Effects that serves descriptor checkpoints
 // (Config.CheckpointEveryOps).
 type Syncer interface {
 	// SyncForCheckpoint starts making every segment and offset write
 	// carried out so far durable and returns the ticket the binding
 	// reports through Host.EffectsDurable (from a later input, never from
-	// inside this call) once it is.
+	// inside this call) once it is. Ticket 0 (durable at once) is only for
+	// a binding whose recovery never trusts a descriptor beyond its files
+	// (a group of one, whose files are the truth).
 	SyncForCheckpoint() uint64
 	// FlushAll writes every unflushed batch of m to segments and marks it
 	// flushed, outside any op: the journal window needs a checkpoint before
@@ -112,6 +128,7 @@ type Replies interface {
 // memory. Calls run on the owning goroutine, in op order, each before the
 // next Apply.
 type Effects interface {
+	Syncer
 	// CarryOut does what e asks for (for EffectFlush: write m.Unflushed()
 	// up to e.UpTo to segments, then m.MarkFlushed(e.UpTo)). A failure
 	// returns the status to answer the request with and the error; the
@@ -208,16 +225,22 @@ type Host struct {
 	durable uint64 // highest ticket reported durable
 	// failed is the first effect that could not be carried out.
 	failed error
-	// syncer and observer are Binding.Effects' optional interfaces.
-	syncer   Syncer
+	// observer and transfer are Binding.Effects' optional interfaces.
 	observer Observer
+	transfer SegmentTransfer
+	// missing is the fence of a Reset that found the segments short of
+	// the machine's flushed history (ErrMissingHistory); fetch repairs it
+	// from a peer (segment state transfer, transfer.go).
+	missing error
+	fetch   segmentFetch
 	// candidate is the descriptor checkpoint waiting for its sync;
 	// written is the op of the last one handed to the replica (its
 	// superblock may not be durable yet).
 	candidate checkpointCandidate
 	written   uint64
 	// reads are the reads admitted by the replica's read index, waiting
-	// for their round and op (Read); ticks counts Tick, for their timeout.
+	// for their round and op (Read); ticks counts Tick, for their timeout
+	// and the segment transfer's.
 	reads        []pendingRead
 	ticks        uint64
 	servingReads bool
@@ -259,15 +282,15 @@ func New(cfg Config, b Binding) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
 	h.observer, _ = b.Effects.(Observer)
-	if cfg.CheckpointEveryOps > 0 {
-		s, ok := b.Effects.(Syncer)
-		if !ok {
-			return nil, fmt.Errorf("%w: descriptor checkpoints need Effects that implement Syncer", ErrConfig)
+	h.transfer, _ = b.Effects.(SegmentTransfer)
+	if cfg.CheckpointEveryOps == 0 {
+		cfg.CheckpointEveryOps = cfg.Replica.CheckpointIntervalOps
+		if half := cfg.Replica.JournalSlots / 2; cfg.CheckpointEveryOps == 0 || cfg.CheckpointEveryOps > half {
+			cfg.CheckpointEveryOps = max(half, 1)
 		}
-		h.syncer = s
-		cfg.Replica.HostCheckpoints = true
-		h.cfg.Replica.HostCheckpoints = true
 	}
+	cfg.Replica.HostCheckpoints = true
+	h.cfg = cfg
 	h.sm = machineAdapter{h: h, needsReset: true}
 	h.net = hostNetwork{h: h}
 	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
@@ -298,13 +321,18 @@ func (h *Host) Open(done func(error)) {
 func (h *Host) Tick() {
 	h.ticks++
 	h.replica.Tick()
+	h.tickFetch()
 	h.afterInput()
 }
 
 // Step hands the replica a message from a peer of the group. The host
 // does not keep m beyond the call.
 func (h *Host) Step(m *vsr.Message) {
-	h.replica.Step(m)
+	if transferCommand(m.Command) {
+		h.stepTransfer(m)
+	} else {
+		h.replica.Step(m)
+	}
 	h.afterInput()
 }
 
@@ -365,7 +393,13 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 func (h *Host) afterInput() {
 	h.serveReads()
 	c := &h.candidate
-	if !c.set || c.ticket > h.durable || h.failed != nil {
+	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
+		// The replica needs a checkpoint now (its journal bytes, or its
+		// window for a view's log): of the last applied op, flushed and
+		// synced first.
+		h.considerCheckpoint(h.replica.CommitNumber(), true)
+	}
+	if !c.set || c.ticket > h.durable || h.failed != nil || h.missing != nil {
 		return
 	}
 	if c.op <= h.replica.CheckpointOp() {
@@ -378,28 +412,31 @@ func (h *Host) afterInput() {
 	}
 }
 
-// considerCheckpoint runs after op's effects: it captures a descriptor
-// checkpoint of op when one is due and the machine holds nothing
-// unflushed, and starts the sync it waits for.
-func (h *Host) considerCheckpoint(op uint64) {
-	if h.candidate.set || h.failed != nil {
+// considerCheckpoint runs after op's effects (or, wanted, when the
+// replica needs a checkpoint of its last applied op): it captures a
+// descriptor checkpoint of op when one is due and the machine holds
+// nothing unflushed, and starts the sync it waits for. The descriptor is
+// written only once that sync completed (afterInput), so it never names
+// a flushed message its segments may still lose.
+func (h *Host) considerCheckpoint(op uint64, wanted bool) {
+	if h.candidate.set || h.failed != nil || h.missing != nil || h.machine.LastOp() != op {
 		return
 	}
 	since := op - max(h.replica.CheckpointOp(), h.written)
-	if since < h.cfg.CheckpointEveryOps {
+	if since == 0 || (since < h.cfg.CheckpointEveryOps && !wanted) {
 		return
 	}
 	if len(h.machine.Unflushed()) > 0 {
-		if since < h.cfg.Replica.JournalSlots*3/4 {
+		if since < h.cfg.Replica.JournalSlots*3/4 && !wanted {
 			return // the next flush threshold comes first
 		}
-		if err := h.syncer.FlushAll(h.machine); err != nil {
+		if err := h.b.Effects.FlushAll(h.machine); err != nil {
 			h.failed = fmt.Errorf("group %d: flush for a checkpoint: %w", h.cfg.Replica.Group, err)
 			return
 		}
 	}
 	h.candidate = checkpointCandidate{set: true, op: op, state: h.machine.Checkpoint()}
-	h.candidate.ticket = h.syncer.SyncForCheckpoint()
+	h.candidate.ticket = h.b.Effects.SyncForCheckpoint()
 }
 
 // View is the applied state a read may use: every value is that of the
@@ -434,7 +471,17 @@ func (h *Host) Machine() *partition.Machine { return h.machine }
 // fence the partition (and, as the durability seed says, shut the server
 // down); the host itself keeps answering what vsr commits, with the
 // failure's status on the op that failed.
-func (h *Host) Err() error { return h.failed }
+//
+// A partition whose segments miss the flushed history of a checkpoint it
+// restored is fenced too (Err wraps ErrMissingHistory) until a segment
+// state transfer from a peer repairs it (SegmentTransfer); then Err is
+// nil again.
+func (h *Host) Err() error {
+	if h.failed != nil {
+		return h.failed
+	}
+	return h.missing
+}
 
 // Replica returns the group's replica, for its status and counters.
 func (h *Host) Replica() *vsr.Replica { return h.replica }
@@ -450,7 +497,7 @@ func (h *Host) Replica() *vsr.Replica { return h.replica }
 // must see every acknowledged write goes through Read.
 func (h *Host) Serving() bool {
 	r := h.replica
-	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind()
+	return r.Primary() && r.CommitNumber() == r.CommitMax() && !r.Behind() && h.missing == nil
 }
 
 // Read serves a read that must see every write acknowledged before it
@@ -583,6 +630,9 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 			out.code, out.err = code, fmt.Errorf("group %d: op %d: effect %d: %w", h.cfg.Replica.Group, op, e.Kind, err)
 		}
 		out.ticket = max(out.ticket, ticket)
+		if e.Kind == partition.EffectPurged && h.missing != nil && err == nil {
+			_ = a.reset() // a purge leaves no history to miss
+		}
 	}
 	if out.err != nil && h.failed == nil {
 		h.failed = out.err
@@ -591,9 +641,7 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 	if h.observer != nil {
 		h.observer.AfterApply(op, operation, body, out.code)
 	}
-	if h.syncer != nil {
-		h.considerCheckpoint(op)
-	}
+	h.considerCheckpoint(op, false)
 	return reply
 }
 
@@ -616,13 +664,27 @@ func (a *machineAdapter) Restore(data []byte) error {
 }
 
 func (a *machineAdapter) reset() error {
+	h := a.h
 	a.needsReset = false
-	if err := a.h.b.Effects.Reset(a.h.machine); err != nil {
-		err = fmt.Errorf("group %d: reset storage: %w", a.h.cfg.Replica.Group, err)
-		if a.h.failed == nil {
-			a.h.failed = err
+	if err := h.b.Effects.Reset(h.machine); err != nil {
+		err = fmt.Errorf("group %d: reset storage: %w", h.cfg.Replica.Group, err)
+		if errors.Is(err, ErrMissingHistory) {
+			h.onMissingHistory(err) // fenced until a peer's segments repair it
+			return nil
+		}
+		if h.failed == nil {
+			h.failed = err
 		}
 		return err
+	}
+	if h.missing != nil {
+		// The segments match the machine now (a purge, or a restore of
+		// a checkpoint they hold): nothing left to repair.
+		h.missing = nil
+		if h.fetch.active {
+			h.transfer.DiscardStaged()
+		}
+		h.fetch = segmentFetch{installs: h.fetch.installs, restarts: h.fetch.restarts}
 	}
 	return nil
 }

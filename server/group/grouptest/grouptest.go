@@ -7,7 +7,10 @@
 package grouptest
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/server/group"
@@ -129,16 +132,21 @@ func (s *Storage) crash() { s.pending = nil }
 
 // Segments is an in-memory segment and offset store, the partition's own
 // storage (group.Effects). Flushed batches survive a process crash, as
-// written files do; with Persisted each flush's reply waits for a sync
-// ticket that the cluster completes as an IO completion.
+// written files do, and a power loss only where a sync covered them; with
+// Persisted each flush's reply waits for a sync ticket that the cluster
+// completes as an IO completion.
 type Segments struct {
 	c         *Cluster
 	node      int
 	persisted bool
-	// batches are the flushed, stamped batches in offset order.
-	batches [][]byte
-	offsets []partition.StoredOffset
-	ticket  uint64
+	// batches are the flushed, stamped batches in offset order; those
+	// ending at or below syncedEnd are durable (offsets are kept whole:
+	// the model's offset files survive power loss).
+	batches   [][]byte
+	syncedEnd uint64
+	epoch     uint64 // purges, so that an older sync covers nothing newer
+	offsets   []partition.StoredOffset
+	ticket    uint64
 	// Resets counts Reset calls (restores, or an empty start).
 	Resets int
 	// CheckpointSyncs and ForcedFlushes count the descriptor checkpoints'
@@ -149,6 +157,13 @@ type Segments struct {
 	// FailRestore, when set, fails every Reset to a machine that holds
 	// messages (a restored checkpoint whose history the segments lack).
 	FailRestore error
+	// staged holds a segment transfer's artifacts until installed.
+	staged map[int][]byte
+	// Installs counts installed segment transfers; ChunksServed the
+	// chunks this node read for a peer. CorruptServed flips a byte of
+	// every chunk it serves.
+	Installs, ChunksServed int
+	CorruptServed          bool
 }
 
 // CarryOut implements group.Effects.
@@ -168,22 +183,15 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 		}
 		m.MarkFlushed(e.UpTo)
 		if s.persisted {
-			s.ticket++
-			ticket, h := s.ticket, s.c.Nodes[s.node]
-			gen := h.gen
-			s.c.submit(s.node, func() {
-				if h.gen == gen {
-					h.Host.EffectsDurable(ticket)
-				}
-			})
-			return ticket, wire.ErrorCodeOK, nil
+			return s.sync(), wire.ErrorCodeOK, nil
 		}
 	case partition.EffectOffsetStored:
 		s.setOffset(e.Consumer, e.Offset, true)
 	case partition.EffectOffsetDeleted:
 		s.setOffset(e.Consumer, 0, false)
 	case partition.EffectPurged:
-		s.batches, s.offsets = nil, nil
+		s.batches, s.offsets, s.syncedEnd = nil, nil, 0
+		s.epoch++
 	case partition.EffectSegmentsDeleted:
 		kept := s.batches[:0]
 		for _, b := range s.batches {
@@ -203,15 +211,47 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 // completion of the cluster, reported through EffectsDurable.
 func (s *Segments) SyncForCheckpoint() uint64 {
 	s.CheckpointSyncs++
+	return s.sync()
+}
+
+// sync makes every batch flushed so far durable, as an IO completion, and
+// reports its ticket to the host.
+func (s *Segments) sync() uint64 {
 	s.ticket++
-	ticket, h := s.ticket, s.c.Nodes[s.node]
+	ticket, h, end, epoch := s.ticket, s.c.Nodes[s.node], s.end(), s.epoch
 	gen := h.gen
 	s.c.submit(s.node, func() {
+		if s.epoch == epoch {
+			s.syncedEnd = max(s.syncedEnd, min(end, s.end()))
+		}
 		if h.gen == gen {
 			h.Host.EffectsDurable(ticket)
 		}
 	})
 	return ticket
+}
+
+// end returns the offset after the last flushed message (0 if none).
+func (s *Segments) end() uint64 {
+	if len(s.batches) == 0 {
+		return 0
+	}
+	v := wire.BatchView(s.batches[len(s.batches)-1])
+	return v.BaseOffset() + uint64(v.MessageCount())
+}
+
+// powerLoss drops every flushed batch no sync covered.
+func (s *Segments) powerLoss() {
+	keep := 0
+	for keep < len(s.batches) {
+		v := wire.BatchView(s.batches[keep])
+		if v.BaseOffset()+uint64(v.MessageCount()) > s.syncedEnd {
+			break
+		}
+		keep++
+	}
+	clear(s.batches[keep:])
+	s.batches = s.batches[:keep]
 }
 
 // FlushAll implements group.Syncer.
@@ -261,9 +301,159 @@ func (s *Segments) Reset(m *partition.Machine) error {
 		}
 	}
 	s.batches = kept
+	s.syncedEnd = min(s.syncedEnd, s.end())
 	s.offsets = append(s.offsets[:0], m.StoredOffsets()...)
+	// The segments must hold every flushed message from the machine's
+	// first offset up to its flush frontier: a restored machine that
+	// names more (a power loss took unsynced segment data) is missing
+	// history, and the host fences the partition.
+	next := m.FirstOffset()
+	for _, b := range s.batches {
+		v := wire.BatchView(b)
+		if end := v.BaseOffset() + uint64(v.MessageCount()); end <= next {
+			continue
+		}
+		if v.BaseOffset() != next {
+			break
+		}
+		next = v.BaseOffset() + uint64(v.MessageCount())
+	}
+	if next < frontier {
+		return fmt.Errorf("%w: node %d: segments end at offset %d, the restored machine flushed up to %d", ErrMissingHistory, s.node, next, frontier)
+	}
 	return nil
 }
+
+// ErrMissingHistory reports segments that hold less than the machine
+// restored over them flushed.
+var ErrMissingHistory = fmt.Errorf("grouptest: segments miss flushed messages: %w", group.ErrMissingHistory)
+
+// errNotHeld refuses a segment transfer of a range not held whole.
+var errNotHeld = errors.New("grouptest: segments do not hold the range")
+
+// fileBatches is how many batches one segment file of the model holds.
+const fileBatches = 2
+
+// files returns the batches holding [first, end) of generation, grouped
+// into segment files, or errNotHeld.
+func (s *Segments) files(generation, first, end uint64) ([][][]byte, error) {
+	m := s.c.Nodes[s.node].Host.Machine()
+	if m.PurgeGeneration() != generation || m.FirstOffset() > first {
+		return nil, errNotHeld
+	}
+	var run [][]byte
+	next := first
+	for _, b := range s.batches {
+		v := wire.BatchView(b)
+		bEnd := v.BaseOffset() + uint64(v.MessageCount())
+		if bEnd <= first || v.BaseOffset() >= end {
+			continue
+		}
+		if (len(run) == 0 && v.BaseOffset() > first) || (len(run) > 0 && v.BaseOffset() != next) {
+			return nil, errNotHeld
+		}
+		run = append(run, b)
+		next = bEnd
+	}
+	if next < end {
+		return nil, errNotHeld
+	}
+	var out [][][]byte
+	for len(run) > 0 {
+		k := min(len(run), fileBatches)
+		out = append(out, run[:k])
+		run = run[k:]
+	}
+	return out, nil
+}
+
+// SegmentManifest implements group.SegmentTransfer.
+func (s *Segments) SegmentManifest(generation, first, end uint64) (group.Manifest, error) {
+	files, err := s.files(generation, first, end)
+	if err != nil {
+		return group.Manifest{}, err
+	}
+	man := group.Manifest{Generation: generation, First: first, End: end}
+	for _, f := range files {
+		h := xxh3.New()
+		var size uint64
+		for _, b := range f {
+			_, _ = h.Write(b)
+			size += uint64(len(b))
+		}
+		man.Artifacts = append(man.Artifacts, group.Artifact{Name: fmt.Sprintf("%020d.log", wire.BatchView(f[0]).BaseOffset()), Size: size, Checksum: h.Sum64()})
+	}
+	return man, nil
+}
+
+// ReadArtifact implements group.SegmentTransfer. With CorruptServed the
+// chunk's first byte is flipped (a peer whose file rotted).
+func (s *Segments) ReadArtifact(generation, first, end uint64, index int, offset uint64, buf []byte) (int, error) {
+	files, err := s.files(generation, first, end)
+	if err != nil || index >= len(files) {
+		return 0, errNotHeld
+	}
+	n := 0
+	var at uint64
+	for _, b := range files[index] {
+		if n == len(buf) {
+			break
+		}
+		if at+uint64(len(b)) > offset {
+			n += copy(buf[n:], b[max(offset, at)-at:])
+		}
+		at += uint64(len(b))
+	}
+	if s.CorruptServed && n > 0 {
+		buf[0] ^= 0xff
+	}
+	s.ChunksServed++
+	return n, nil
+}
+
+// StageArtifact implements group.SegmentTransfer.
+func (s *Segments) StageArtifact(m *group.Manifest, index int, offset uint64, data []byte) error {
+	if s.staged == nil {
+		s.staged = map[int][]byte{}
+	}
+	if uint64(len(s.staged[index])) != offset {
+		return fmt.Errorf("grouptest: staged artifact %d holds %d bytes, a chunk at %d", index, len(s.staged[index]), offset)
+	}
+	s.staged[index] = append(s.staged[index], data...)
+	return nil
+}
+
+// InstallStaged implements group.SegmentTransfer.
+func (s *Segments) InstallStaged(m *group.Manifest) error {
+	var batches [][]byte
+	for i := range m.Artifacts {
+		b := s.staged[i]
+		for len(b) > 0 {
+			if len(b) < wire.BatchHeaderSize {
+				return fmt.Errorf("grouptest: staged artifact %d: a truncated batch", i)
+			}
+			n := wire.BatchView(b).BatchLength()
+			if n < wire.BatchHeaderSize || n > uint64(len(b)) {
+				return fmt.Errorf("grouptest: staged artifact %d: a batch of %d bytes", i, n)
+			}
+			batches = append(batches, append([]byte(nil), b[:n]...))
+			b = b[n:]
+		}
+	}
+	for _, b := range s.batches {
+		if wire.BatchView(b).BaseOffset() >= m.End {
+			batches = append(batches, b)
+		}
+	}
+	s.batches = batches
+	s.syncedEnd = max(s.syncedEnd, m.End) // staged files are synced before the rename
+	s.staged = nil
+	s.Installs++
+	return nil
+}
+
+// DiscardStaged implements group.SegmentTransfer.
+func (s *Segments) DiscardStaged() { s.staged = nil }
 
 // Message is one polled message.
 type Message struct {
@@ -426,6 +616,14 @@ func (c *Cluster) Crash(i int) {
 	n.Down = true
 	n.gen++
 	n.Storage.crash()
+	n.Segments.staged = nil
+}
+
+// PowerLoss stops node i as Crash does, and its segment files also lose
+// what no sync covered (the page cache is gone).
+func (c *Cluster) PowerLoss(i int) {
+	c.Crash(i)
+	c.Nodes[i].Segments.powerLoss()
 }
 
 // Isolate cuts node i off from the other replicas (true) or heals it.
