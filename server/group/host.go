@@ -368,11 +368,15 @@ func (h *Host) considerCheckpoint(op uint64) {
 		return
 	}
 	since := op - max(h.replica.CheckpointOp(), h.written)
-	if since < h.cfg.CheckpointEveryOps {
+	// A persisted group's WAL at half its bound checkpoints at once: the
+	// bound pushes requests back (overloaded) until a checkpoint frees
+	// the room, and none would come from the op count alone.
+	walFull := h.cfg.Replica.Durability == vsr.Persisted && since > 0 && h.replica.WALBytes() >= h.cfg.Replica.WALBytesMax/2
+	if since < h.cfg.CheckpointEveryOps && !walFull {
 		return
 	}
 	if len(h.machine.Unflushed()) > 0 {
-		if since < h.cfg.Replica.JournalSlots*3/4 {
+		if since < h.cfg.Replica.JournalSlots*3/4 && !walFull {
 			return // the next flush threshold comes first
 		}
 		if err := h.syncer.FlushAll(h.machine); err != nil {
