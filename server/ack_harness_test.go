@@ -261,9 +261,12 @@ func (c *ackCluster) boot(i int) {
 	}
 }
 
-// tryBoot is boot, returning why the server did not start.
+// tryBoot is boot, returning why the server did not start. The prepare
+// WAL of a persisted topic is kept small (wal_bytes_max 1 MiB: 512 KiB
+// slots): its file is sparse on a real disk, but memfs holds every byte up
+// to the last slot written.
 func (c *ackCluster) tryBoot(i int) error {
-	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + ackDataDir, "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...))
+	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + ackDataDir, "STRATA_TCP_ADDRESS=127.0.0.1:0", "STRATA_PARTITION_WAL_BYTES_MAX=1 MiB"}, engineEnv()...))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/server"
 	"github.com/stratabroker/strata/server/config"
+	"github.com/stratabroker/strata/storage"
 	"github.com/stratabroker/strata/vsr"
 )
 
@@ -100,6 +101,10 @@ type testCluster struct {
 	opts  server.ClusterOptions
 	dirs  []string
 	nodes []*clusterNode
+	// fss, when set, are the replicas' file systems (a power-loss FS:
+	// cluster_wal_test.go), and env more configuration for every replica.
+	fss []storage.FS
+	env []string
 }
 
 type clusterNode struct {
@@ -111,7 +116,14 @@ type clusterNode struct {
 // startCluster starts n servers over fresh data directories.
 func startCluster(t *testing.T, n int, opts server.ClusterOptions) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, bus: newMemBus(t, n), opts: opts, nodes: make([]*clusterNode, n)}
+	return startClusterOn(t, n, opts, nil, nil)
+}
+
+// startClusterOn starts n servers, replica i on fss[i] when fss is set,
+// each with the configuration env adds.
+func startClusterOn(t *testing.T, n int, opts server.ClusterOptions, fss []storage.FS, env []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, bus: newMemBus(t, n), opts: opts, nodes: make([]*clusterNode, n), fss: fss, env: env}
 	c.opts.ReplicaCount = uint8(n)
 	if c.opts.TickInterval == 0 {
 		c.opts.TickInterval = 10 * time.Millisecond
@@ -134,7 +146,7 @@ func startCluster(t *testing.T, n int, opts server.ClusterOptions) *testCluster 
 func (c *testCluster) start(i int) {
 	t := c.t
 	t.Helper()
-	cfg, err := config.Load("", append([]string{"STRATA_SYSTEM_PATH=" + c.dirs[i], "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...))
+	cfg, err := config.Load("", append(append([]string{"STRATA_SYSTEM_PATH=" + c.dirs[i], "STRATA_TCP_ADDRESS=127.0.0.1:0"}, engineEnv()...), c.env...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +154,11 @@ func (c *testCluster) start(i int) {
 	core := zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), logs, zapcore.InfoLevel)
 	opts := c.opts
 	opts.ReplicaIndex, opts.Transport = uint8(i), c.bus.port(uint8(i))
-	srv, err := server.New(server.Options{Config: cfg, Logger: zap.New(core), Root: server.RootCredentials{Username: "iggy", Password: "iggy"}, Cluster: opts})
+	var fsys storage.FS
+	if c.fss != nil {
+		fsys = c.fss[i]
+	}
+	srv, err := server.New(server.Options{Config: cfg, FS: fsys, Logger: zap.New(core), Root: server.RootCredentials{Username: "iggy", Password: "iggy"}, Cluster: opts})
 	if err != nil {
 		t.Fatalf("replica %d: server.New: %v", i, err)
 	}

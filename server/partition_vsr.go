@@ -32,7 +32,10 @@ import (
 //     topic's durability: the durability seed makes a singleton with
 //     persisted sync its segment state before replying (group commit, as
 //     without consensus), and it keeps a prepare WAL for multi-replica
-//     partitions only.
+//     partitions only: a cluster's partition whose topic has either
+//     policy persisted has prepares.wal for the journal zones and runs in
+//     vsr's persisted mode (partition_wal.go); its replies wait for the
+//     quorum's WAL syncs, not for a segment sync.
 //   - The checkpoint is a descriptor (group.Config.CheckpointEveryOps):
 //     the machine's counters, offsets and thresholds, taken after a flush
 //     (persisted: once the group commit synced the segments), never the
@@ -147,14 +150,41 @@ func vsrReplicaConfig(k partKey) vsr.Config {
 func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint(), clustered: p.s.cluster.clustered()}
 	rc := vsrReplicaConfig(p.key)
+	checkpointEvery := p.s.cluster.checkpointEvery()
+	var wal *walFile
+	if p.needsWAL() {
+		walBytesMax := uint64(p.s.cfg.Partition.WALBytesMax)
+		if walBytesMax == 0 {
+			walBytesMax = vsrWALBytesMax
+		}
+		slotSize, err := walSlotSize(walBytesMax)
+		if err != nil {
+			return fmt.Errorf("open the prepare WAL of %s: %w", p.dir, err)
+		}
+		slots := uint64(walJournalSlots)
+		if p.s.cluster.JournalSlots > 0 {
+			slots = p.s.cluster.JournalSlots
+		}
+		if wal, err = openWALFile(p.fs, path.Join(p.dir, walFileName), walGeometry{slots: slots, slotSize: slotSize}); err != nil {
+			return err
+		}
+		walConfigure(&rc, wal.geo, walBytesMax)
+		// A quarter of the window between descriptor checkpoints: the
+		// journal never waits for one in steady state.
+		checkpointEvery = min(checkpointEvery, max(wal.geo.slots/4, 1))
+	}
 	p.s.cluster.configure(&rc)
 	g.replicas = rc.ReplicaCount
 	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
 	if err != nil {
+		if wal != nil {
+			err = errors.Join(err, wal.close())
+		}
 		return err
 	}
+	st.wal = wal
 	g.storage = st
-	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: p.s.cluster.checkpointEvery()},
+	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery},
 		group.Binding{Storage: st, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
 	if err != nil {
 		return errors.Join(err, st.close())
@@ -280,7 +310,9 @@ func (g *vsrGroup) CarryOut(_ *partition.Machine, e partition.Effect) (uint64, w
 	if err != nil {
 		return 0, status, err
 	}
-	if e.Kind == partition.EffectFlush && p.persisted {
+	if e.Kind == partition.EffectFlush && p.persisted && g.storage.wal == nil {
+		// A group of one syncs its segments before the reply; with a
+		// prepare WAL the op is durable on a quorum before it committed.
 		return g.syncTicket(), wire.ErrorCodeOK, nil
 	}
 	if e.Kind == partition.EffectOffsetStored && p.offsetsPersisted && !e.AutoCommit && !p.persisted {
@@ -322,9 +354,12 @@ func (g *vsrGroup) syncTicket() uint64 {
 // A group with peers always syncs: its descriptor is what a restarted
 // replica restores and recovers the ops above from its peers, so it must
 // never name a flushed message a power loss can take
-// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
+// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt); with a
+// prepare WAL the checkpoint it makes durable also lets vsr reuse the
+// journal slots below it, and WAL history goes only once what replaces it
+// is synced.
 func (g *vsrGroup) SyncForCheckpoint() uint64 {
-	if g.p.persisted || g.replicas > 1 {
+	if g.p.persisted || g.replicas > 1 || g.storage.wal != nil {
 		return g.syncTicket()
 	}
 	return 0
@@ -434,11 +469,19 @@ func (c serverClock) RealtimeMicros() uint64 { return c.s.nowMicros() }
 // the superblock zone, then the checkpoint zone. IO runs in place on the
 // owning shard (a few sectors per checkpoint; a sync on the shard's ring
 // when it has one); every completion runs after the submitting call.
+//
+// With a prepare WAL (partition_wal.go) the journal zones are that file's
+// and Sync syncs whichever of the two files was written since the last
+// sync (a journal sync alone, in steady state).
 type vsrFileStorage struct {
 	g                    *vsrGroup
 	file                 storage.File
 	name                 string
 	superblock, checkpnt uint64
+	wal                  *walFile
+	// dirty and walDirty: a write to the file completed since the last
+	// Sync was submitted.
+	dirty, walDirty bool
 }
 
 // openVSRFileStorage opens (or creates) consensus.vsr and checks its
@@ -502,8 +545,15 @@ func checkVSRFileHeader(hdr []byte, superblock, checkpoint uint64) error {
 	return nil
 }
 
-// at maps a zone offset to a file offset.
-func (s *vsrFileStorage) at(z vsr.Zone, offset uint64, n int) (int64, error) {
+// at maps a zone offset to a file offset and the file that holds it.
+func (s *vsrFileStorage) at(z vsr.Zone, offset uint64, n int) (storage.File, int64, error) {
+	if z == vsr.ZoneWALHeaders || z == vsr.ZoneWALPrepares {
+		if s.wal == nil {
+			return nil, 0, fmt.Errorf("%s: no prepare WAL for zone %d", s.name, z)
+		}
+		at, err := s.wal.at(z, offset, n)
+		return s.wal.file, at, err
+	}
 	base, size := uint64(vsrFileHeaderSize), uint64(0)
 	switch z {
 	case vsr.ZoneSuperblock:
@@ -512,14 +562,20 @@ func (s *vsrFileStorage) at(z vsr.Zone, offset uint64, n int) (int64, error) {
 		base, size = base+s.superblock, s.checkpnt
 	}
 	if offset+uint64(n) > size {
-		return 0, fmt.Errorf("%s: zone %d offset %d length %d beyond %d", s.name, z, offset, n, size)
+		return nil, 0, fmt.Errorf("%s: zone %d offset %d length %d beyond %d", s.name, z, offset, n, size)
 	}
-	return int64(base + offset), nil
+	return s.file, int64(base + offset), nil
 }
 
-// ZoneSize implements vsr.Storage: no journal zones (a group of one).
+// ZoneSize implements vsr.Storage: the journal zones are the prepare
+// WAL's (none for a group of one or a replicated cluster group).
 func (s *vsrFileStorage) ZoneSize(z vsr.Zone) uint64 {
 	switch z {
+	case vsr.ZoneWALHeaders, vsr.ZoneWALPrepares:
+		if s.wal == nil {
+			return 0
+		}
+		return s.wal.zoneSize(z)
 	case vsr.ZoneSuperblock:
 		return s.superblock
 	case vsr.ZoneCheckpoint:
@@ -531,16 +587,16 @@ func (s *vsrFileStorage) ZoneSize(z vsr.Zone) uint64 {
 // Read implements vsr.Storage; bytes past the end of the file read as
 // zeros (a zone never written).
 func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) {
-	at, err := s.at(z, offset, len(buf))
+	f, at, err := s.at(z, offset, len(buf))
 	if err == nil {
 		var n int
-		n, err = s.file.ReadAt(buf, at)
+		n, err = f.ReadAt(buf, at)
 		if errors.Is(err, io.EOF) {
 			clear(buf[n:])
 			err = nil
 		}
 		if err != nil {
-			err = fmt.Errorf("read %s: %w", s.name, err)
+			err = fmt.Errorf("read %s: %w", s.fileName(f), err)
 		}
 	}
 	s.g.later(func() { done(err) })
@@ -548,32 +604,77 @@ func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(e
 
 // Write implements vsr.Storage.
 func (s *vsrFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done func(error)) {
-	at, err := s.at(z, offset, len(data))
+	f, at, err := s.at(z, offset, len(data))
 	if err == nil {
-		if _, err = s.file.WriteAt(data, at); err != nil {
-			err = fmt.Errorf("write %s: %w", s.name, err)
+		if _, err = f.WriteAt(data, at); err != nil {
+			err = fmt.Errorf("write %s: %w", s.fileName(f), err)
+		} else if f == s.file {
+			s.dirty = true
+		} else {
+			s.walDirty = true
 		}
 	}
 	s.g.later(func() { done(err) })
 }
 
-// Sync implements vsr.Storage: on the owner's ring when it has one (the
-// shard goes on serving), else in place.
+func (s *vsrFileStorage) fileName(f storage.File) string {
+	if s.wal != nil && f == s.wal.file {
+		return s.wal.name
+	}
+	return s.name
+}
+
+// Sync implements vsr.Storage: every file written since the last Sync is
+// synced (the WAL first, then consensus.vsr), each on the owner's ring
+// when it has one (the shard goes on serving), else in place. Without a
+// WAL consensus.vsr is synced whatever was written (the behavior of a
+// group of one, unchanged).
 func (s *vsrFileStorage) Sync(done func(error)) {
+	var files []storage.File
+	var names []string
+	if s.wal != nil && s.walDirty {
+		files, names = append(files, s.wal.file), append(names, s.wal.name)
+	}
+	if s.wal == nil || s.dirty {
+		files, names = append(files, s.file), append(names, s.name)
+	}
+	s.dirty, s.walDirty = false, false
+	s.syncFiles(files, names, done)
+}
+
+// syncFiles syncs files in order, then runs done (after the submitting
+// call).
+func (s *vsrFileStorage) syncFiles(files []storage.File, names []string, done func(error)) {
 	g := s.g
-	if af, ok := s.file.(asyncSyncer); ok && g.p.async != nil && g.opened {
+	if len(files) == 0 {
+		g.later(func() { done(nil) })
+		return
+	}
+	f, name := files[0], names[0]
+	next := func(err error) {
+		if err != nil {
+			done(wrapSync(name, err))
+			return
+		}
+		s.syncFiles(files[1:], names[1:], done)
+	}
+	if af, ok := f.(asyncSyncer); ok && g.p.async != nil && g.opened {
 		if err := af.SyncAsync(func(err error) {
 			g.later(func() {
 				g.enter()
-				done(wrapSync(s.name, err))
+				next(err)
 				g.leave()
 			})
 		}); err == nil {
 			return
 		}
 	}
-	err := wrapSync(s.name, s.file.Sync())
-	g.later(func() { done(err) })
+	err := f.Sync()
+	if len(files) == 1 || err != nil {
+		g.later(func() { next(err) })
+		return
+	}
+	next(nil)
 }
 
 func wrapSync(name string, err error) error {
@@ -584,10 +685,14 @@ func wrapSync(name string, err error) error {
 }
 
 func (s *vsrFileStorage) close() error {
-	if err := s.file.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", s.name, err)
+	var walErr error
+	if s.wal != nil {
+		walErr = s.wal.close()
 	}
-	return nil
+	if err := s.file.Close(); err != nil {
+		return errors.Join(fmt.Errorf("close %s: %w", s.name, err), walErr)
+	}
+	return walErr
 }
 
 // logGroupFailure logs the host's first failure to carry out a committed

@@ -188,3 +188,49 @@ func TestDispositionDroppedOnStartView(t *testing.T) {
 	c.nodes[0].replica.Step(sv)
 	c.expectAnswers(t, []*Message{m}, DispositionDropped)
 }
+
+// TestDispositionOverloadedAtWALBytesMax: WALBytesMax bounds the prepares
+// above the checkpoint and the requests queued behind a full pipeline
+// together. Large requests fill the pipeline and then the queue until
+// their bytes would pass the bound: the next is answered Overloaded while
+// the request queue still has room, and the replica's WALBytes never
+// exceeds the bound.
+func TestDispositionOverloadedAtWALBytesMax(t *testing.T) {
+	cfg := groupTestConfig(3, 0)
+	cfg.Sessionless.Add(OperationUserMin)
+	cfg.RequestQueueMax = 64
+	cfg.WALBytesMax = 2 * uint64(cfg.MessageSizeMax)
+	c := newTestCluster(t, cfg)
+	primary := c.nodes[0].replica
+	large := make([]byte, cfg.MessageSizeMax/5)
+	var held []*Message
+	for i := 0; ; i++ {
+		if i > int(cfg.PipelinePrepareMax+cfg.RequestQueueMax) {
+			t.Fatalf("%d requests of %d bytes held without an answer, WAL bytes %d, bound %d", i, len(large), primary.WALBytes(), cfg.WALBytesMax)
+		}
+		m := c.request(uint64(20+i), 0, OperationUserMin, 0, 1, large)
+		primary.Step(m)
+		if got := primary.WALBytes(); got > cfg.WALBytesMax {
+			t.Fatalf("WAL bytes %d beyond the bound %d", got, cfg.WALBytesMax)
+		}
+		answers := c.takeClientMessages()
+		if len(answers) == 0 {
+			held = append(held, m)
+			continue
+		}
+		if len(answers) != 1 || answers[0].Disposition != DispositionOverloaded || answers[0].Request != m.Request || answers[0].Client != m.Client {
+			t.Fatalf("request %d answered %v, want overloaded", i, answers)
+		}
+		break
+	}
+	queued := len(primary.requestQueue)
+	if queued == 0 || queued >= int(cfg.RequestQueueMax) || len(held) != int(cfg.PipelinePrepareMax)+queued {
+		t.Fatalf("%d requests held, %d of them queued (queue of %d): the bytes bound did not push back", len(held), queued, cfg.RequestQueueMax)
+	}
+	t.Logf("%d requests of %d bytes held (%d queued) under a bound of %d: WAL bytes %d", len(held), len(large), queued, cfg.WALBytesMax, primary.WALBytes())
+	primary.startViewChange(1)
+	c.expectAnswers(t, append(append([]*Message(nil), held[cfg.PipelinePrepareMax:]...), held[:cfg.PipelinePrepareMax]...), DispositionDropped)
+	if primary.queuedBytes != 0 {
+		t.Fatalf("queued bytes %d after the queue was dropped", primary.queuedBytes)
+	}
+}

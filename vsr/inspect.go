@@ -64,3 +64,9 @@ func (r *Replica) Prepared(op uint64) (CommittedEntry, bool) {
 // it waits for a checkpoint to catch up by state transfer. Such a replica
 // may be primary and commit, but its state machine must not serve reads.
 func (r *Replica) Behind() bool { return r.stateMissing || r.transfer.behind }
+
+// WALBytes returns the bytes Config.WALBytesMax bounds: the prepares above
+// the checkpoint (journaled, in flight) and the requests queued behind
+// them. A host that takes its own checkpoints (Config.HostCheckpoints)
+// reads it to checkpoint before the bound pushes requests back for long.
+func (r *Replica) WALBytes() uint64 { return r.walBytes() + r.queuedBytes }

@@ -85,9 +85,15 @@ func (r *Replica) onRequest(m *Message) {
 // admitRequest prepares m, or queues it behind a full pipeline, or answers
 // that the primary is overloaded.
 func (r *Replica) admitRequest(m *Message) {
-	if r.pipelineFull(uint64(m.EncodedSize())) {
-		if len(r.requestQueue) < int(r.cfg.RequestQueueMax) {
+	size := uint64(m.EncodedSize())
+	if r.pipelineFull(size) {
+		// WALBytesMax bounds the prepares above the checkpoint and the
+		// requests queued behind them together: a request that would pass
+		// it is answered overloaded (the client retries), never queued
+		// beyond the bound.
+		if len(r.requestQueue) < int(r.cfg.RequestQueueMax) && r.walBytes()+r.queuedBytes+size <= r.cfg.WALBytesMax {
 			r.requestQueue = append(r.requestQueue, m.Clone())
+			r.queuedBytes += size
 		} else {
 			r.answer(m, DispositionOverloaded)
 		}
@@ -132,6 +138,7 @@ func (r *Replica) abandonQueue() {
 		r.answer(q, DispositionDropped)
 	}
 	r.requestQueue = r.requestQueue[:0]
+	r.queuedBytes = 0
 }
 
 // abandonRequests answers the requests a replica gives up as it leaves its

@@ -71,6 +71,7 @@ func (r *Replica) tryCommit() {
 	for len(r.requestQueue) > 0 && !r.pipelineFull(uint64(r.requestQueue[0].EncodedSize())) {
 		m := r.requestQueue[0]
 		r.requestQueue = r.requestQueue[1:]
+		r.queuedBytes -= uint64(m.EncodedSize())
 		r.onRequest(m)
 	}
 }

@@ -94,6 +94,9 @@ type Replica struct {
 	log          log
 	clients      clientTable
 	requestQueue []*Message
+	// queuedBytes sums the encoded sizes of requestQueue's requests: with
+	// the prepares above the checkpoint they are what WALBytesMax bounds.
+	queuedBytes  uint64
 	timestampMax uint64
 
 	// Backup state: the highest op acknowledged to the primary in view.

@@ -52,8 +52,9 @@ func TestMessageSizeMaxFitsIggyFrame(t *testing.T) {
 // TestWALBytesBackpressureCheckpoints fills WALBytesMax while a checkpoint
 // taken for the op interval (at few bytes) is in flight: once it lands the
 // journal above it still holds more than half of WALBytesMax and the next
-// request does not fit. The backpressure point starts the checkpoint that
-// frees the room instead of waiting for an apply that never comes.
+// request does not fit (it is answered overloaded). The backpressure
+// point starts the checkpoint that frees the room instead of waiting for
+// an apply that never comes, and the retry commits.
 func TestWALBytesBackpressureCheckpoints(t *testing.T) {
 	cfg := DefaultConfig(7, 1, 0)
 	cfg.JournalSlots = 64
@@ -70,14 +71,26 @@ func TestWALBytesBackpressureCheckpoints(t *testing.T) {
 	if r.sb.checkpoint == nil {
 		t.Fatal("no checkpoint in flight at op 2")
 	}
-	for range 4 {
-		step(40 << 10) // ops 3..5 commit; the sixth is queued
+	for range 3 {
+		step(40 << 10) // ops 3..5 commit
 	}
-	if r.CommitNumber() != 5 || len(r.requestQueue) != 1 {
+	c.takeClientMessages()
+	// The sixth does not fit WALBytesMax, which bounds queued requests
+	// too: it is answered overloaded (the client retries), not queued.
+	c.expectAnswer(t, 0, c.request(9, 0, OperationUserMin, 0, 1, make([]byte, 40<<10)), DispositionOverloaded)
+	if r.CommitNumber() != 5 || len(r.requestQueue) != 0 {
 		t.Fatalf("commit %d, queued %d", r.CommitNumber(), len(r.requestQueue))
 	}
-	c.pumpIO()
-	c.tick(5)
+	// The client retries: the checkpoint of op 2 lands, the next retry
+	// still finds ops 3..5 above it and starts the checkpoint of op 5
+	// (the backpressure point), after which a retry fits.
+	for retry := 0; retry < 3 && r.CommitNumber() < 6; retry++ {
+		c.pumpIO()
+		c.tick(5)
+		step(40 << 10)
+		c.pumpIO()
+		c.tick(5)
+	}
 	if r.CommitNumber() != 6 {
 		t.Fatalf("stalled at commit %d with checkpoint %d and %d queued", r.CommitNumber(), r.CheckpointOp(), len(r.requestQueue))
 	}

@@ -235,6 +235,7 @@ const (
 	frameSizeMin         = 256
 	frameSizeMax         = 1 << 30
 	journalSlotsMin      = 16
+	walBytesMin          = 256 << 10
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 20
@@ -402,6 +403,11 @@ func (c *Config) Validate() error {
 	}
 	if n := c.Metadata.ClientsPerUserMax; n < 1 || n > c.Metadata.ClientsTableMax {
 		return bad("metadata.clients_per_user_max", "%d is outside 1..clients_table_max (%d)", n, c.Metadata.ClientsTableMax)
+	}
+	if n := uint64(c.Partition.WALBytesMax); n < walBytesMin {
+		// A persisted cluster partition's prepare WAL needs two prepares
+		// of at least 128 KiB (server/partition_wal.go).
+		return bad("partition.wal_bytes_max", "%d is below the minimum %d", n, uint64(walBytesMin))
 	}
 	if err := c.Login.validate(bad); err != nil {
 		return err

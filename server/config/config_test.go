@@ -137,6 +137,7 @@ func TestUnits(t *testing.T) {
 	for env, part := range map[string]string{
 		"STRATA_PARTITION_WAL_BYTES_MAX=99999999999999999999 GiB": "too large",
 		"STRATA_PARTITION_WAL_BYTES_MAX=4 kb":                     "bits",
+		"STRATA_PARTITION_WAL_BYTES_MAX=100 KiB":                  "below the minimum",
 		"STRATA_HEARTBEAT_INTERVAL=30":                            "unit",
 		"STRATA_HEARTBEAT_INTERVAL=5 MIN":                         "case-sensitive",
 	} {

@@ -423,6 +423,10 @@ func (h *Host) considerCheckpoint(op uint64, wanted bool) {
 		return
 	}
 	since := op - max(h.replica.CheckpointOp(), h.written)
+	// A persisted group's WAL at half its bound checkpoints at once: the
+	// bound pushes requests back (overloaded) until a checkpoint frees
+	// the room, and none would come from the op count alone.
+	wanted = wanted || (h.cfg.Replica.Durability == vsr.Persisted && since > 0 && h.replica.WALBytes() >= h.cfg.Replica.WALBytesMax/2)
 	if since == 0 || (since < h.cfg.CheckpointEveryOps && !wanted) {
 		return
 	}
