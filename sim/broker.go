@@ -155,6 +155,12 @@ type brokerWorld struct {
 
 	ios   []brokerIO
 	ioSeq uint64
+	// observed[node][group] is the host's Effects wrapped by the apply
+	// checks (broker_bugs.go).
+	observed [][]*observedSegments
+	// segmentsDamaged[node][group]: a scenario damaged those segment
+	// files (broker_segment_faults.go).
+	segmentsDamaged map[[2]int]bool
 
 	faultsEnabled  bool
 	powerLossAllAt uint64
@@ -314,18 +320,20 @@ func (w *brokerWorld) start(i int) error {
 	node.up = true
 	node.gen++
 	clear(node.lastRequest)
+	w.loadSegments(i)
 	for g := 0; g < w.groups; g++ {
 		h, err := group.New(w.configs[i][g], group.Binding{
 			Storage: node.storages[g],
 			Peers:   brokerPeers{w: w, node: i, group: g},
 			Clock:   node.clock,
-			Effects: node.segments[g],
+			Effects: w.observe(i, g),
 			Replies: brokerReplies{w: w, node: i, group: g},
 		})
 		if err != nil {
 			return fmt.Errorf("sim: node %d group %d: %w", i, g, err)
 		}
 		node.hosts[g] = h
+		w.observed[i][g].host = h
 		node.opened[g] = false
 		w.commits[g].OnReset(i)
 		g := g
@@ -374,6 +382,7 @@ func (r brokerReplies) Deliver(reply group.Reply) {
 	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || i >= uint64(len(w.clients)) {
 		return
 	}
+	w.checkReplyBarrier(r.node, r.group, reply)
 	rep := &brokerReply{client: int(i), request: reply.Request, group: r.group, code: uint32(reply.Code), hint: w.primaryHint(r.node, r.group)}
 	switch reply.Operation {
 	case partition.OperationSendMessages:
@@ -461,6 +470,7 @@ func (w *brokerWorld) Tick() {
 			w.inputNode, w.inputGroup = i, g
 			node.storages[g].Tick(w.now)
 			w.afterInput()
+			w.checkCheckpointFrontier(i, g)
 		}
 		_ = i
 	}
@@ -487,6 +497,7 @@ func (w *brokerWorld) Tick() {
 			}
 		}
 	}
+	w.checkCheckpoints()
 	for _, cl := range w.clients {
 		cl.tick()
 	}

@@ -331,6 +331,7 @@ func (w *brokerWorld) readFinalLogs() {
 	w.finalLogs = make([][]uint64, w.groups)
 	for g := 0; g < w.groups; g++ {
 		if w.waived(g) != "" {
+			w.checkNoDivergence(g) // broker_segment_faults.go
 			continue
 		}
 		// The reader: the primary, or, if its partition is fenced (its

@@ -31,7 +31,13 @@ func runBrokerScenario(sc *Scenario, params Params, bugs vsr.BugSet, verbose io.
 			switch st.Command {
 			case "expect":
 				if st.Expect.Subject != "outcome" && st.Expect.Subject != "violation" {
-					return fmt.Errorf("line %d: the broker workload checks only outcome= and violation=", st.Line)
+					msg, err := w.checkExpectation(&st.Expect)
+					if err != nil {
+						return fmt.Errorf("line %d: %w", st.Line, err)
+					}
+					if msg != "" {
+						failures = append(failures, fmt.Sprintf("line %d: %s", st.Line, msg))
+					}
 				}
 			case "run":
 				w.logf("broker safety phase: %d ticks", w.params.SafetyTicks)
@@ -54,6 +60,15 @@ func runBrokerScenario(sc *Scenario, params Params, bugs vsr.BugSet, verbose io.
 				w.network.Isolate(st.Replica)
 			case "heal":
 				w.network.Heal()
+			case "partition", "partition-oneway":
+				w.partition(&st)
+			case "clog":
+				w.logf("clog %d>%d for %d ticks", st.From, st.To, st.Number)
+				w.network.Clog(st.From, st.To, w.now+uint64(st.Number))
+			case "corrupt":
+				if err := w.corrupt(&st); err != nil {
+					return fmt.Errorf("line %d: %w", st.Line, err)
+				}
 			case "faults":
 				on := st.Number == 1
 				w.faultsEnabled = on

@@ -50,6 +50,9 @@ const (
 //	power-loss 1|all        crash and drop unsynced writes
 //	restart 1|all           restart crashed replicas
 //	corrupt 1 wal-prepares 3  latent error in zone at sector
+//	corrupt 1 segment-truncate 0  (broker, node down) truncate group 0's
+//	                        segment files of node 1 mid-record;
+//	                        segment-bitflip flips a bit in one record
 //	faults on|off           random faults from the parameters
 //	liveness                faults stop on a quorum core; requests must finish
 //	expect committed>=100   a condition (committed, commit[i], view, outcome=...)
@@ -231,7 +234,9 @@ func (sc *Scenario) parseHeader(f []string, line int, inScript bool) (bool, erro
 }
 
 // scenarioZones names the zones a `corrupt` line may target.
-var scenarioZones = []string{"wal-headers", "wal-prepares", "checkpoint"}
+// The segment zones are the broker workload's (broker_segment_faults.go):
+// there SECTOR names the partition group whose segment files are damaged.
+var scenarioZones = []string{"wal-headers", "wal-prepares", "checkpoint", segmentTruncate, segmentBitFlip}
 
 func parseStep(f []string, line, replicaCount int) (ScenarioStep, error) {
 	st := ScenarioStep{Line: line, Command: f[0], Args: f[1:], Replica: -1}

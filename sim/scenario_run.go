@@ -65,6 +65,11 @@ func RunScenario(sc *Scenario, verbose io.Writer) (*Result, error) {
 	if params := sc.ScenarioParams(); params.Workload == WorkloadBroker {
 		return runBrokerScenario(sc, params, bugs, verbose)
 	}
+	for _, st := range sc.Steps {
+		if st.Command == "corrupt" && (st.Zone == segmentTruncate || st.Zone == segmentBitFlip) {
+			return nil, fmt.Errorf("%w: line %d: %s is a zone of the broker workload", ErrScenario, st.Line, st.Zone)
+		}
+	}
 	res := runScript(Options{Params: sc.ScenarioParams(), Bugs: bugs, Verbose: verbose}, func(c *Cluster, res *Result) error {
 		for _, st := range sc.Steps {
 			if c.violation != nil {

@@ -291,6 +291,23 @@ const (
 	// primary still leads its view (ReadIndex). vsr itself does nothing
 	// different.
 	BugPollPastCommit
+	// BugCheckpointBeforeSegmentSync is a broker-level bug, honoured by a
+	// partition group's host (server/group): a descriptor checkpoint is
+	// handed to the replica as soon as it is captured, without waiting for
+	// the binding's sync of the segment and offset writes it covers, so the
+	// journal history below it is reclaimed while the segments that replace
+	// it may still be lost to a power loss.
+	BugCheckpointBeforeSegmentSync
+	// BugOffsetStoreBeforeCommit is a broker-level bug, honoured by a
+	// partition group's host: the primary applies a consumer offset store
+	// to its partition machine (and offset file) when the request arrives,
+	// at prepare time, before it commits.
+	BugOffsetStoreBeforeCommit
+	// BugPersistedReplyBeforeSync is a broker-level bug, honoured by a
+	// partition group's host: a persisted topic's committed reply is
+	// delivered at once instead of after the segment sync (the barrier)
+	// its op's effects started.
+	BugPersistedReplyBeforeSync
 )
 
 var bugNames = []struct {
@@ -305,6 +322,9 @@ var bugNames = []struct {
 	{BugAcceptCorruptBody, "accept-corrupt-body"},
 	{BugVoteBeforeDurableView, "vote-before-durable-view"},
 	{BugPollPastCommit, "poll-past-commit"},
+	{BugCheckpointBeforeSegmentSync, "wal-reclaimed-before-segment-sync"},
+	{BugOffsetStoreBeforeCommit, "offset-store-before-commit"},
+	{BugPersistedReplyBeforeSync, "persisted-reply-before-sync"},
 }
 
 // BugNames lists the planted bug names accepted by ParseBug, in order.

@@ -351,6 +351,9 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
+	if h.cfg.Replica.Bugs.Has(vsr.BugOffsetStoreBeforeCommit) && operation == partition.OperationStoreConsumerOffset {
+		h.plantedApplyBeforeCommit(operation, body)
+	}
 	h.replica.Request(m)
 	h.afterInput()
 }
@@ -399,7 +402,7 @@ func (h *Host) afterInput() {
 		// synced first.
 		h.considerCheckpoint(h.replica.CommitNumber(), true)
 	}
-	if !c.set || c.ticket > h.durable || h.failed != nil || h.missing != nil {
+	if !c.set || (c.ticket > h.durable && !h.cfg.Replica.Bugs.Has(vsr.BugCheckpointBeforeSegmentSync)) || h.failed != nil || h.missing != nil {
 		return
 	}
 	if c.op <= h.replica.CheckpointOp() {
@@ -737,7 +740,7 @@ func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 		if last.err != nil {
 			r.Code, r.Err = last.code, last.err
 		}
-		if last.ticket > h.durable && last.err == nil {
+		if last.ticket > h.durable && last.err == nil && !h.cfg.Replica.Bugs.Has(vsr.BugPersistedReplyBeforeSync) {
 			h.held = append(h.held, heldReply{ticket: last.ticket, reply: r})
 			return
 		}
