@@ -26,8 +26,9 @@ import (
 // (vsr.PrimaryIndex), so the partitions' primaries are spread over the
 // servers. Only the primary serves its partition: a send elsewhere is
 // answered 58 TransientNotAccepted by the group host (not primary, retry
-// anywhere), a poll elsewhere the same (pollOnShard). The in-memory bus of
-// the tests is one binding of ReplicaTransport; a TCP binding on the
+// anywhere), and so are a poll and an offset read, which the read index
+// (vsr/read_index.go) refuses. The in-memory bus of the tests is one
+// binding of ReplicaTransport; a TCP binding on the
 // replica port, `[cluster]` configuration and client redirection are
 // others that need nothing more from the server than this file offers.
 //
