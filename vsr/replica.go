@@ -180,9 +180,6 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	r.journal = j
-	if invariants {
-		r.applied = make([]appliedMark, cfg.JournalSlots)
-	}
 	r.rootHeader = rootHeader(cfg.Cluster, cfg.Group)
 	r.checkpointHeader = r.rootHeader
 	r.log.init(cfg.JournalSlots)
