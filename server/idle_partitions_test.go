@@ -76,6 +76,30 @@ func createPartitions(tb testing.TB, ls *LocalSession, prefix string, n int) {
 	}
 }
 
+// sendToAll sends sends batches of one 100-byte message to each of the n
+// partitions createPartitions made (partitions that were used, then went
+// idle).
+func sendToAll(tb testing.TB, ls *LocalSession, n, sends int) {
+	tb.Helper()
+	var bb wire.BatchBuilder
+	if err := bb.Add(wire.MessageID{Low: 1}, make([]byte, 100), nil, 1); err != nil {
+		tb.Fatal(err)
+	}
+	batch, err := bb.Finish()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		for range sends {
+			req := wire.SendMessagesRequest{StreamID: wire.NumericID(0), TopicID: wire.NumericID(uint32(i / 1000)),
+				Partitioning: wire.PartitionIDPartitioning(uint32(i % 1000)), MessagesCount: 1, Batch: batch}
+			if _, err := ls.Do(&req); err != nil {
+				tb.Fatalf("send to partition %d: %v", i, err)
+			}
+		}
+	}
+}
+
 // heapAfterGC returns the live heap after a full collection that also
 // returned the free memory to the system (so that the RSS read next is
 // what is in use).
@@ -127,6 +151,9 @@ func measureIdle(tb testing.TB, n int, idle time.Duration) idleFigures {
 	_, ls := idleServer(tb)
 	heapBefore, rssBefore := heapAfterGC(), residentBytes()
 	createPartitions(tb, ls, "t", n)
+	if sends, err := strconv.Atoi(os.Getenv("STRATA_IDLE_SENDS")); err == nil && sends > 0 {
+		sendToAll(tb, ls, n, sends)
+	}
 	heap := heapAfterGC()
 	rss := residentBytes()
 	tb.Logf("heap %d -> %d bytes, RSS %d -> %d bytes", heapBefore, heap, rssBefore, rss)
@@ -174,7 +201,8 @@ func TestIdlePartitionsHeap(t *testing.T) {
 
 // BenchmarkIdlePartitions reports what 10,000 idle partitions cost one
 // server (STRATA_IDLE_PARTITIONS changes the count): heap and RSS per
-// partition and in all, and the share of one core spent idling over 5 s.
+// partition and in all, and the share of one core spent idling over 5 s
+// (STRATA_IDLE_SENDS=k first sends k batches to every partition).
 // Not part of make test: go test ./server/ -run '^$' -bench IdlePartitions
 // -benchtime 1x.
 func BenchmarkIdlePartitions(b *testing.B) {
