@@ -241,3 +241,38 @@ func (l *log) release(op uint64) {
 		}
 	}
 }
+
+// releaseOp forgets op and frees its chunk if nothing is left in it.
+func (l *log) releaseOp(op uint64) {
+	l.remove(op)
+	ci := (op % l.slots) / logChunkSlots
+	c := l.chunks[ci]
+	if c == nil {
+		return
+	}
+	for j := range c {
+		if !c[j].idle() {
+			return
+		}
+	}
+	l.chunks[ci] = nil
+}
+
+// releaseBelow runs once op is applied in a group that releases applied
+// ops (Config.ReleaseApplied: a group of one, whose ops nobody asks for):
+// nothing needs the op below any more (the next prepare chains to op, a
+// checkpoint is taken at op or later), except the op its host keeps for
+// a checkpoint, which the checkpoint's release lets go. The log of such a
+// group holds its applied op and its pipeline, not a journal's worth.
+func (r *Replica) releaseBelow(op uint64) {
+	if below := op - 1; below > 0 && below != r.keep {
+		r.log.releaseOp(below)
+	}
+}
+
+// KeepForCheckpoint tells a group that releases applied ops
+// (Config.ReleaseApplied) that its host will checkpoint op (CheckpointAt,
+// which needs op's header): the log keeps op until a checkpoint covers
+// it. Called while op is applied (from StateMachine.Apply of op), before
+// its entry could go.
+func (r *Replica) KeepForCheckpoint(op uint64) { r.keep = op }

@@ -143,6 +143,9 @@ type Replica struct {
 	// applied remembers the checksums of recently applied ops (invariants
 	// builds only): an applied op's header never changes.
 	applied []appliedMark
+	// keep is the op whose header a group that releases applied ops keeps
+	// for its host's checkpoint (KeepForCheckpoint).
+	keep uint64
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
