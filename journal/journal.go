@@ -115,8 +115,10 @@ type Journal struct {
 	// queues orders the writes to each slot of each zone (index zoneHeaders
 	// or zonePrepares): a write is submitted only once the one before it
 	// completed, so that the newest record is the one the sector keeps (a
-	// device may complete concurrent writes in any order).
-	queues [2][]slotQueue
+	// device may complete concurrent writes in any order). A slot has a
+	// queue only while a write to it is in flight: a journal that writes
+	// nothing (a replicated group's) holds none, whatever its slots.
+	queues [2]map[uint64]*slotQueue
 }
 
 const (
@@ -165,17 +167,25 @@ func New(cfg Config, headers, prepares Device) (*Journal, error) {
 	if cfg.PrepareSlotSize < SectorSize || cfg.PrepareSlotSize%SectorSize != 0 {
 		return nil, fmt.Errorf("%w: prepare slot size %d", ErrConfig, cfg.PrepareSlotSize)
 	}
-	return &Journal{cfg: cfg, headers: headers, prepares: prepares,
-		queues: [2][]slotQueue{make([]slotQueue, cfg.Slots), make([]slotQueue, cfg.Slots)}}, nil
+	return &Journal{cfg: cfg, headers: headers, prepares: prepares}, nil
 }
 
 // ordered runs write, which must call its done once its device write
 // completed, after every earlier write to the same slot of zone did.
 func (j *Journal) ordered(zone int, slot uint64, write func(done func())) {
-	q := &j.queues[zone][slot]
-	if q.busy {
+	queues := j.queues[zone]
+	if queues == nil {
+		queues = make(map[uint64]*slotQueue)
+		j.queues[zone] = queues
+	}
+	q := queues[slot]
+	if q != nil && q.busy {
 		q.waiting = append(q.waiting, write)
 		return
+	}
+	if q == nil {
+		q = &slotQueue{}
+		queues[slot] = q
 	}
 	q.busy = true
 	var next func(w func(done func()))
@@ -184,6 +194,7 @@ func (j *Journal) ordered(zone int, slot uint64, write func(done func())) {
 			if len(q.waiting) == 0 {
 				q.busy = false
 				q.waiting = q.waiting[:0]
+				delete(queues, slot)
 				return
 			}
 			w2 := q.waiting[0]

@@ -188,9 +188,13 @@ func (s *Server) stopReplicaPlane() {
 // tickTask ticks one shard's groups. busy holds a token while the task is
 // queued or running, so a slow shard gets one tick task at a time, not a
 // backlog, and parts is rebuilt only while the shard does not read it.
+// gen is the partition set's generation parts was built from: a tick
+// rebuilds the list only when the set changed since, not every tick.
 type tickTask struct {
 	owner *shard.Shard
 	parts []*partitionRuntime
+	gen   uint64
+	built bool
 	busy  chan struct{}
 	ready bool
 	run   func()
@@ -208,8 +212,13 @@ func newTickTask(owner *shard.Shard) *tickTask {
 }
 
 // tickGroups hands every shard that finished its last tick one task that
-// ticks the partition groups it owns. Nothing is allocated per tick.
+// ticks the partition groups it owns. Nothing is allocated per tick, and
+// the partition set is walked only when it changed (tickTask.gen).
 func (s *Server) tickGroups(tasks map[*shard.Shard]*tickTask) {
+	s.parts.mu.RLock()
+	gen := s.parts.gen
+	s.parts.mu.RUnlock()
+	stale := false
 	for _, owner := range s.shards {
 		t := tasks[owner]
 		if t == nil {
@@ -219,19 +228,32 @@ func (s *Server) tickGroups(tasks map[*shard.Shard]*tickTask) {
 		select {
 		case t.busy <- struct{}{}:
 			t.ready = true
-			clear(t.parts)
-			t.parts = t.parts[:0]
+			stale = stale || !t.built || t.gen != gen
 		default:
 			t.ready = false // the last tick still runs there
 		}
 	}
-	s.parts.mu.RLock()
-	for _, p := range s.parts.parts {
-		if t := tasks[p.owner]; t != nil && t.ready {
-			t.parts = append(t.parts, p)
+	if stale {
+		s.parts.mu.RLock()
+		gen = s.parts.gen
+		for _, t := range tasks {
+			if t.ready && (!t.built || t.gen != gen) {
+				clear(t.parts)
+				t.parts = t.parts[:0]
+			}
 		}
+		for _, p := range s.parts.parts {
+			if t := tasks[p.owner]; t != nil && t.ready && (!t.built || t.gen != gen) {
+				t.parts = append(t.parts, p)
+			}
+		}
+		for _, t := range tasks {
+			if t.ready {
+				t.gen, t.built = gen, true
+			}
+		}
+		s.parts.mu.RUnlock()
 	}
-	s.parts.mu.RUnlock()
 	for _, t := range tasks {
 		if !t.ready {
 			continue

@@ -290,8 +290,13 @@ type appliedMark struct {
 // committed op never changes, whatever a view change, repair or state
 // transfer installs.
 func (r *Replica) assertApplied(before mark) {
-	if len(r.applied) == 0 {
+	if !invariants || r.commitMin == 0 {
 		return
+	}
+	if r.applied == nil {
+		// Allocated once the replica applies, so that an idle group
+		// holds no journal-sized array in the invariants build either.
+		r.applied = make([]appliedMark, r.cfg.JournalSlots)
 	}
 	n := uint64(len(r.applied))
 	for op := max(before.commitMin+1, r.commitMin+1-min(r.commitMin, n)); op <= r.commitMin; op++ {
@@ -299,13 +304,12 @@ func (r *Replica) assertApplied(before mark) {
 			r.applied[op%n] = appliedMark{op: op, checksum: h.Checksum}
 		}
 	}
-	for i := range r.log.entries {
-		e := &r.log.entries[i]
+	r.log.each(func(_ uint64, e *logEntry) {
 		if !e.present || e.header.Op > r.commitMin {
-			continue
+			return
 		}
 		if a := r.applied[e.header.Op%n]; a.op == e.header.Op && a.checksum != e.header.Checksum {
 			panic(fmt.Sprintf("vsr: applied op %d replaced in the log by another prepare", e.header.Op))
 		}
-	}
+	})
 }

@@ -16,15 +16,14 @@ func (r *Replica) assertInvariants() {
 	if r.status == StatusOpening {
 		return
 	}
-	for i := range r.log.entries {
-		e := &r.log.entries[i]
+	r.log.each(func(i uint64, e *logEntry) {
 		if !e.present {
-			continue
+			return
 		}
 		if e.prepare != nil && e.prepare.Checksum != e.header.Checksum {
 			panic(fmt.Sprintf("vsr: slot %d holds a prepare that is not its header's", i))
 		}
-		if e.header.Op%uint64(len(r.log.entries)) != uint64(i) {
+		if e.header.Op%r.cfg.JournalSlots != i {
 			panic(fmt.Sprintf("vsr: op %d in slot %d", e.header.Op, i))
 		}
 		if e.header.Op > r.opPrepareMax() {
@@ -36,7 +35,7 @@ func (r *Replica) assertInvariants() {
 		if (e.sealed || e.sealWritten) && (!e.durable || e.prepare == nil) {
 			panic(fmt.Sprintf("vsr: op %d sealed without a durable prepare", e.header.Op))
 		}
-	}
+	})
 	r.assertLogChain()
 }
 

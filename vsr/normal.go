@@ -551,6 +551,7 @@ func (r *Replica) applyCommitted() {
 		r.commitMin = p.Op
 		if r.cfg.ReleaseApplied {
 			r.log.at(p.Op).prepare = nil
+			r.releaseBelow(p.Op)
 		}
 		if reply != nil && r.Primary() {
 			r.network.SendToClient(p.Client, reply)

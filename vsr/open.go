@@ -429,8 +429,7 @@ func recordNames(rec *journal.HeaderRecord, h *Header) (bool, journal.HeaderKind
 // both copies of the HeaderDurable record of a prepare that read back
 // faulty (which must keep saying the op may have been acked).
 func (r *Replica) rerecordLoaded() {
-	for i := range r.log.entries {
-		e := &r.log.entries[i]
+	r.log.each(func(_ uint64, e *logEntry) {
 		switch {
 		case !e.present || e.header.Op <= r.checkpointOp:
 		case e.durable && !e.sealWritten:
@@ -441,7 +440,7 @@ func (r *Replica) rerecordLoaded() {
 		case e.prepare == nil && e.faulty && !e.recorded:
 			r.journalRecordFaulty(e)
 		}
-	}
+	})
 }
 
 // ErrJournalFaulty reports a replica of a group of one whose journal holds

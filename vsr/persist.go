@@ -75,18 +75,17 @@ func (r *Replica) requestSync() {
 		kind      markKind
 	}
 	var marks []mark
-	for i := range r.log.entries {
-		e := &r.log.entries[i]
+	r.log.each(func(i uint64, e *logEntry) {
 		switch {
 		case e.present && e.written && !e.durable:
-			marks = append(marks, mark{uint64(i), e.gen, markPrepare})
+			marks = append(marks, mark{i, e.gen, markPrepare})
 		case e.present && e.headerWritten && !e.recorded:
-			marks = append(marks, mark{uint64(i), e.gen, markHeader})
+			marks = append(marks, mark{i, e.gen, markHeader})
 		}
 		if e.present && e.sealWritten && !e.sealed {
-			marks = append(marks, mark{uint64(i), e.gen, markSeal})
+			marks = append(marks, mark{i, e.gen, markSeal})
 		}
-	}
+	})
 	r.storage.Sync(func(err error) {
 		r.syncs.syncing = false
 		if err != nil {
@@ -94,8 +93,8 @@ func (r *Replica) requestSync() {
 			return
 		}
 		for _, m := range marks {
-			e := &r.log.entries[m.slot]
-			if e.gen != m.gen || !e.present {
+			e := r.log.slot(m.slot)
+			if e == nil || e.gen != m.gen || !e.present {
 				continue
 			}
 			switch m.kind {

@@ -1,5 +1,7 @@
 package vsr
 
+import "fmt"
+
 // pipelineFull reports whether the primary must hold back a new prepare of
 // size bytes: the pipeline of uncommitted prepares is at its limit, the
 // journal slot it would take still holds an op not yet checkpointed, or the
@@ -23,16 +25,23 @@ func (r *Replica) pipelineFull(size uint64) bool {
 
 // walBytes sums the sizes of the prepares not covered by the checkpoint
 // (with Config.ReleaseApplied, of those not applied: the others' bodies
-// are gone).
+// are gone). The log keeps the sum as it changes (log.bytesAbove): it
+// is read on every request and apply, and costs O(1) there, not O(ops).
 func (r *Replica) walBytes() uint64 {
-	var n uint64
-	from := r.checkpointOp + 1
+	floor := r.checkpointOp
 	if r.cfg.ReleaseApplied {
-		from = max(from, r.commitMin+1)
+		floor = max(floor, r.commitMin)
 	}
-	for op := from; op <= r.op; op++ {
-		if h, ok := r.log.header(op); ok {
-			n += uint64(h.Size)
+	n := r.log.bytesAbove(floor)
+	if invariants {
+		var sum uint64
+		for op := floor + 1; op <= r.op; op++ {
+			if h, ok := r.log.header(op); ok {
+				sum += uint64(h.Size)
+			}
+		}
+		if sum != n {
+			panic(fmt.Sprintf("vsr: log bytes above op %d counted %d, hold %d (head %d)", floor, n, sum, r.op))
 		}
 	}
 	return n

@@ -157,6 +157,9 @@ type Replica struct {
 	// applied remembers the checksums of recently applied ops (invariants
 	// builds only): an applied op's header never changes.
 	applied []appliedMark
+	// keep is the op whose header a group that releases applied ops keeps
+	// for its host's checkpoint (KeepForCheckpoint).
+	keep uint64
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
@@ -198,9 +201,6 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	r.journal = j
-	if invariants {
-		r.applied = make([]appliedMark, cfg.JournalSlots)
-	}
 	r.rootHeader = rootHeader(cfg.Cluster, cfg.Group)
 	r.checkpointHeader = r.rootHeader
 	r.log.init(cfg.JournalSlots)

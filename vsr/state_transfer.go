@@ -357,11 +357,11 @@ func (r *Replica) finishTransfer(data []byte) {
 		expected = Uint128{}
 		r.log.remove(op)
 	}
-	for i := range r.log.entries {
-		if e := &r.log.entries[i]; e.present && e.header.Op+r.cfg.JournalSlots <= h.Op {
+	r.log.each(func(_ uint64, e *logEntry) {
+		if e.present && e.header.Op+r.cfg.JournalSlots <= h.Op {
 			r.log.remove(e.header.Op)
 		}
-	}
+	})
 	// Above the checkpoint the log keeps the ops that chain to it.
 	cut := r.transferCuts(&h)
 	r.truncate(r.transferHead(&h))

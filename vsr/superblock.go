@@ -267,6 +267,11 @@ func (r *Replica) onSuperblockDurable() {
 		if c.transferred {
 			r.finishTransfer(c.data)
 		}
+		if r.cfg.ReleaseApplied {
+			// No peer asks a group of one for an op its checkpoint covers:
+			// the log lets them go, and its memory with them.
+			r.log.release(r.checkpointOp)
+		}
 	}
 	switch r.status {
 	case StatusViewChange:

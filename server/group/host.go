@@ -443,6 +443,7 @@ func (h *Host) considerCheckpoint(op uint64, wanted bool) {
 		}
 	}
 	h.candidate = checkpointCandidate{set: true, op: op, state: h.machine.Checkpoint()}
+	h.replica.KeepForCheckpoint(op) // a group of one releases applied ops
 	h.candidate.ticket = h.b.Effects.SyncForCheckpoint()
 }
 
