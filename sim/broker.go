@@ -161,6 +161,11 @@ type brokerWorld struct {
 	// segmentsDamaged[node][group]: a scenario damaged those segment
 	// files (broker_segment_faults.go).
 	segmentsDamaged map[[2]int]bool
+	// ownCheckpoints holds {node, group, op} of every descriptor
+	// checkpoint a node's host recorded of an op it applied itself
+	// (checkCheckpointFrontier): only those are the node's promise when it
+	// opens over them (a peer's, installed, is not: 117, 317).
+	ownCheckpoints map[[3]uint64]bool
 
 	faultsEnabled  bool
 	powerLossAllAt uint64

@@ -320,7 +320,10 @@ func (r *Replica) onPrepare(m *Message) {
 		}
 	case m.Op == r.op+1 && m.Op > r.opPrepareMax():
 		// The journal slot still holds an op above our checkpoint: the
-		// prepare waits (the primary resends) until our next checkpoint.
+		// prepare waits (the primary resends) until our next checkpoint,
+		// which the replica asks for (a host's checkpoints come after
+		// ops' effects, and none may come while the window is full).
+		r.checkpointNow()
 	case m.Op == r.op+1:
 		r.appendFromPrimary(m)
 	default:

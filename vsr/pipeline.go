@@ -11,7 +11,13 @@ func (r *Replica) pipelineFull(size uint64) bool {
 	if r.op-r.commitMax >= uint64(r.cfg.PipelinePrepareMax) {
 		return true
 	}
-	if r.op+1 > r.checkpointOp+r.cfg.JournalSlots {
+	if r.op+1 > r.opPrepareMax() {
+		// Only a checkpoint frees the slot. With HostCheckpoints the host
+		// takes its checkpoints after ops' effects: one that let ops pass
+		// without one (a partition fenced while its segments were
+		// repaired) would wait for ops this very bound holds back, so
+		// the replica asks for one (37856).
+		r.checkpointNow()
 		return true
 	}
 	if r.walBytes()+size > r.cfg.WALBytesMax {

@@ -87,7 +87,8 @@ type Replica struct {
 	// checkpointWanted is set, with Config.HostCheckpoints, when the
 	// replica needs a checkpoint it may not take itself (its journal bytes
 	// reached half of WALBytesMax, or its journal window must move to hold
-	// a view's log): the host takes one (CheckpointWanted, CheckpointAt).
+	// a view's log or the next op): the host takes one (CheckpointWanted,
+	// CheckpointAt).
 	checkpointWanted bool
 	rootHeader       Header
 

@@ -171,7 +171,8 @@ func (r *Replica) CheckpointAt(op uint64, state []byte) bool {
 // CheckpointWanted reports, with Config.HostCheckpoints, that the replica
 // needs a checkpoint the host has not taken: its journal holds half of
 // WALBytesMax, or its journal window must move forward to hold a view's
-// log. The host takes one at the latest applied op it can make durable.
+// log or the next op (pipelineFull, onPrepare). The host takes one at the
+// latest applied op it can make durable.
 func (r *Replica) CheckpointWanted() bool {
 	return r.checkpointWanted && r.sb.checkpoint == nil && r.commitMin > r.checkpointOp
 }

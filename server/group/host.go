@@ -398,8 +398,8 @@ func (h *Host) afterInput() {
 	c := &h.candidate
 	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
 		// The replica needs a checkpoint now (its journal bytes, or its
-		// window for a view's log): of the last applied op, flushed and
-		// synced first.
+		// window for a view's log or the next op): of the last applied
+		// op, flushed and synced first.
 		h.considerCheckpoint(h.replica.CommitNumber(), true)
 	}
 	if !c.set || (c.ticket > h.durable && !h.cfg.Replica.Bugs.Has(vsr.BugCheckpointBeforeSegmentSync)) || h.failed != nil || h.missing != nil {
