@@ -79,6 +79,10 @@ type restartState struct {
 	// active is set while the replica's log is a restart log: from the
 	// restart decision until it runs normal in a view whose log it took.
 	active bool
+	// droppedCommits is set by the input that restarted the group from a
+	// checkpoint below the replica's commit number, for assertInput (the
+	// only input after which the commit number may go down).
+	droppedCommits bool
 }
 
 // restartable reports whether the replica's group may restart from its
@@ -191,10 +195,11 @@ func (r *Replica) maybeRestart() {
 			view = max(view, a.View+1)
 		}
 	}
-	r.restart = restartState{nonce: r.recovery.nonce, active: true}
+	r.restart = restartState{nonce: r.recovery.nonce, active: true, droppedCommits: r.commitMax > r.commitMin}
 	r.recovery.responses = [ReplicaCountMax]*Message{}
 	// What the superblock says was committed above the checkpoint was in
-	// memory only, and is gone with it.
+	// memory only, and is gone with it: the ops the new view takes at those
+	// numbers are others, committed only when the new view says so.
 	r.commitMax = r.commitMin
 	r.logViewLost = false
 	r.startViewChange(view)
@@ -277,3 +282,13 @@ func (r *Replica) endRestart() {
 // group restarts from its checkpoints after every replica lost its
 // memory).
 func (r *Replica) Restarting() bool { return r.restart.active }
+
+// restartDroppedCommits reports (once) whether the last input restarted
+// the group below the replica's commit number: the ops above the
+// checkpoint that it knew committed were lost with every journal, and
+// their numbers will be taken by other ops.
+func (r *Replica) restartDroppedCommits() bool {
+	dropped := r.restart.droppedCommits
+	r.restart.droppedCommits = false
+	return dropped
+}
