@@ -292,3 +292,21 @@ func (r *Replica) restartDroppedCommits() bool {
 	r.restart.droppedCommits = false
 	return dropped
 }
+
+// abandonRestart ends a restart whose view change timed out, and reports
+// whether it did: the replica recovers again, with a new nonce. The
+// answers that made it restart may have been stale (a peer answered
+// "recovering" and then recovered a log from another, which is up but
+// cut off now); a restart vote waits for every replica or a real vote,
+// and without this the replica would wait in view changes forever for
+// peers that hold a log, and give a recovering peer no answer with a log
+// either. A restart of a group whose every replica did lose its memory
+// starts again from the fresh answers.
+func (r *Replica) abandonRestart() bool {
+	if !r.restart.active || r.status != StatusViewChange {
+		return false
+	}
+	r.restart = restartState{}
+	r.startRecovery(false)
+	return true
+}

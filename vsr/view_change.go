@@ -52,6 +52,9 @@ func (r *Replica) viewChangeTimeoutTicks() uint64 {
 // viewChangeTimeout gives up on a stalled view change and tries the next
 // view.
 func (r *Replica) viewChangeTimeout() {
+	if r.abandonRestart() {
+		return // restart.go
+	}
 	r.startViewChange(r.view + 1)
 }
 
