@@ -149,7 +149,12 @@ type brokerWorld struct {
 	// liveness checks are waived: more than f of its replicas lost their
 	// memory at once.
 	lostMemory []string
-	history    brokerHistory
+	// lostAll[g] is set once every node lost group g's memory at once
+	// (a replicated topic): the group restarts from the nodes'
+	// checkpoints (vsr/restart.go) once every node is up.
+	lostAll []bool
+	lostAt  []uint64 // the tick lostMemory[g] was set
+	history brokerHistory
 	// events orders history calls and returns within a tick.
 	events uint64
 
@@ -270,6 +275,8 @@ func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*broker
 		w.lastStartView = append(w.lastStartView, make([]uint64, n))
 	}
 	w.lostMemory = make([]string, w.groups)
+	w.lostAll = make([]bool, w.groups)
+	w.lostAt = make([]uint64, w.groups)
 	w.commitMax = make([]uint64, w.groups)
 	w.fenced = make([]string, w.groups)
 	for i := 0; i < n; i++ {

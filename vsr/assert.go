@@ -72,7 +72,7 @@ func (r *Replica) assertInput(before mark) {
 	if r.logView < before.logView && before.status != StatusRecovering {
 		panic(fmt.Sprintf("vsr: log view went back from %d to %d (view %d, %s)", before.logView, r.logView, r.view, r.status))
 	}
-	if r.commitMin < before.commitMin || r.commitMax < before.commitMax {
+	if r.commitMin < before.commitMin || (r.commitMax < before.commitMax && !r.restartDroppedCommits()) {
 		panic(fmt.Sprintf("vsr: commit went back from %d/%d to %d/%d", before.commitMin, before.commitMax, r.commitMin, r.commitMax))
 	}
 	if r.checkpointOp < before.checkpointOp {

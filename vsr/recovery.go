@@ -39,6 +39,9 @@ const recoveryResponseViewChange = 1
 // normal, or in a view change (which the recovering replica may need to
 // join when every other replica is in one).
 func (r *Replica) onRecovery(m *Message) {
+	if r.restartAnswer(m) {
+		return // restart.go
+	}
 	if r.status != StatusNormal && r.status != StatusViewChange {
 		return
 	}
@@ -70,7 +73,7 @@ func (r *Replica) recoveryQuorum() int {
 // recover (a transferred checkpoint cut its log view, a damaged journal)
 // would otherwise wait for it however long the primary runs normally.
 func (r *Replica) recoveryFromPrimary(from *Message, latest uint64, count int) bool {
-	return r.recovery.viewKept && count >= r.viewChangeQuorum-1 &&
+	return (r.recovery.viewKept || r.othersLostMemory(latest)) && count >= r.viewChangeQuorum-1 &&
 		from != nil && latest >= r.view
 }
 
@@ -108,6 +111,9 @@ func (r *Replica) recoveryFromLaterLogView(best *Message, count int) bool {
 }
 
 func (r *Replica) onRecoveryResponse(m *Message) {
+	if r.onRestartAnswer(m) {
+		return // restart.go
+	}
 	if r.status != StatusRecovering || m.Context.Lo != r.recovery.nonce || m.Context.Hi > recoveryResponseViewChange {
 		return
 	}

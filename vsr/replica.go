@@ -114,6 +114,7 @@ type Replica struct {
 
 	viewChange viewChangeState
 	recovery   recoveryState
+	restart    restartState // restart.go
 	// read is a primary's read rounds (read_index.go).
 	read     readIndex
 	transfer stateTransfer

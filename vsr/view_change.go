@@ -52,6 +52,9 @@ func (r *Replica) viewChangeTimeoutTicks() uint64 {
 // viewChangeTimeout gives up on a stalled view change and tries the next
 // view.
 func (r *Replica) viewChangeTimeout() {
+	if r.abandonRestart() {
+		return // restart.go
+	}
 	r.startViewChange(r.view + 1)
 }
 
@@ -85,6 +88,9 @@ func (r *Replica) maybeSendDoViewChange() {
 		r.requestSuperblock()
 		return
 	}
+	if !r.restartVoteDurable() {
+		return
+	}
 	// The planted bug takes out the guard and this assertion both, so that
 	// the simulator's own check at the moment of sending must find it.
 	if r.persisted() && !r.sb.viewDurable(r.view, r.logView) && !r.cfg.Bugs.Has(BugVoteBeforeDurableView) {
@@ -93,6 +99,7 @@ func (r *Replica) maybeSendDoViewChange() {
 	r.viewChange.dvcSent = true
 	body, count := r.doViewChangeBody()
 	dvc := &Message{Header: Header{Command: CommandDoViewChange, View: r.view, LogView: r.logView, Op: r.op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: Uint128{Lo: uint64(count)}}, Body: body}
+	r.markRestartVote(dvc)
 	primary := r.primaryIndex(r.view)
 	if primary == r.cfg.ReplicaIndex {
 		r.stamp(dvc)
@@ -139,10 +146,13 @@ func (r *Replica) betterLog(a, b *Message) bool {
 // startView makes this replica the primary of its view from the best log of
 // the DoViewChange quorum, and tells the backups.
 func (r *Replica) startView() {
+	if r.restartViewWait() {
+		return
+	}
 	var best *Message
 	commit := r.commitMax
 	for _, d := range r.viewChange.dvcs {
-		if d == nil {
+		if d == nil || r.restartVoteIgnored(d) {
 			continue
 		}
 		if best == nil || r.betterLog(d, best) {
@@ -228,6 +238,7 @@ func (r *Replica) enterNormal() {
 	}
 	r.timers.repair.start()
 	r.requestSuperblock()
+	r.endRestart()
 }
 
 func (r *Replica) onStartView(m *Message) {
@@ -374,8 +385,8 @@ func (r *Replica) truncateNacked(best []Header, bestOp, commit uint64) uint64 {
 	}
 	var logs []dvcLog
 	for _, d := range r.viewChange.dvcs {
-		if d == nil {
-			continue
+		if d == nil || r.restartVoteIgnored(d) {
+			continue // a restart vote lost what it acked: it nacks nothing
 		}
 		k := int(d.Context.Lo)
 		if k*HeaderSize > len(d.Body) || len(d.Body) != k*HeaderSize+(k+7)/8 {
