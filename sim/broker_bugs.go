@@ -174,13 +174,26 @@ func (w *brokerWorld) checkCheckpointFrontier(i, g int) {
 	}
 	o.checkpoint = op
 	next, ok := o.nextAfter[op]
+	key := [3]uint64{uint64(i), uint64(g), op}
 	if !ok {
-		return // not applied here (installed from a peer, or at open)
+		// Not applied here: installed from a peer, or restored at open.
+		// A peer's checkpoint being installed replaces whatever this
+		// node recorded of the same op before: its own checkpoint of op
+		// that a crash cut off before it was durable (the restart opened
+		// over an older one, whose Reset rightly dropped the segments
+		// above that one's frontier) is no longer what its superblock
+		// will name (2379: node 2 group 1 recorded op 102, flushed up to
+		// 134, crashed mid-checkpoint, reopened at op 85 with its
+		// segments cut to 109, then installed a peer's op 102).
+		if pending {
+			delete(w.ownCheckpoints, key)
+		}
+		return
 	}
 	if w.ownCheckpoints == nil {
 		w.ownCheckpoints = map[[3]uint64]bool{}
 	}
-	w.ownCheckpoints[[3]uint64{uint64(i), uint64(g), op}] = true
+	w.ownCheckpoints[key] = true
 	s := o.simSegments
 	for k, b := range s.batches {
 		if batchView(b).BaseOffset() < next && !s.batchSynced(k) {
