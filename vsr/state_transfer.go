@@ -224,8 +224,14 @@ func (r *Replica) requestCheckpoint() {
 	r.send(peer, &Message{Header: Header{Command: CommandRequestCheckpoint, View: r.view, Op: uint64(len(r.transfer.buf))}})
 }
 
+// onRequestCheckpoint serves the durable checkpoint, normal or in a view
+// change: it is of committed ops whatever the replica's status, and a
+// recovering replica whose journal window cannot hold its peers' log
+// needs it before it can take part in the view change that the replicas
+// in it wait on for its vote (seed 3263: the only other replica up was in
+// a view change, and the two waited for each other to the end of the run).
 func (r *Replica) onRequestCheckpoint(m *Message) {
-	if r.status != StatusNormal {
+	if r.status != StatusNormal && r.status != StatusViewChange {
 		return
 	}
 	r.sendCheckpointChunk(m.Replica, m.Op)
