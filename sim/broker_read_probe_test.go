@@ -48,3 +48,49 @@ func TestBrokerReadProbeRetriedAfterViewChange(t *testing.T) {
 		t.Errorf("outcome %s", res.Outcome)
 	}
 }
+
+// TestBrokerReadProbeRefusedInItsViewFails: the retry covers a read whose
+// replica left its view only. After seed 746's liveness phase the core
+// [0 2] serves reads in view 5 (primary node 2); with node 0 isolated too,
+// node 2's read rounds go unanswered and its read times out while it stays
+// the normal primary of view 5: the probe reports the refusal and asks for
+// no second round.
+func TestBrokerReadProbeRefusedInItsViewFails(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "scenarios", "bug_broker_read_probe_view_change_746.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ParseScenario(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.ScenarioParams()
+	var served, refused string
+	var servedRetry, refusedRetry bool
+	runBroker(Options{Params: p}, func(w *brokerWorld) error {
+		for range w.params.SafetyTicks {
+			if w.violation != nil {
+				return nil
+			}
+			w.Tick()
+		}
+		w.Liveness()
+		if w.violation != nil || w.livenessProblem() != "" {
+			t.Fatalf("the liveness phase did not converge: %s", w.livenessProblem())
+		}
+		served, servedRetry = w.probeReads()
+		w.network.Isolate(0)
+		refused, refusedRetry = w.probeReads()
+		if h := w.host(2, 0); h == nil || !h.Replica().Primary() || h.Replica().View() != 5 {
+			t.Fatalf("group 0's node 2 is no longer the primary of view 5")
+		}
+		return nil
+	})
+	t.Logf("probe in the core: %q (retry %v); with node 0 isolated: %q (retry %v)", served, servedRetry, refused, refusedRetry)
+	if served != "" || servedRetry {
+		t.Errorf("a probe in the converged core: %q, retry %v; want served", served, servedRetry)
+	}
+	if refused == "" || refusedRetry {
+		t.Errorf("a probe whose read round cannot reach a quorum: %q, retry %v; want refused, no retry", refused, refusedRetry)
+	}
+}
