@@ -202,6 +202,9 @@ type brokerWorld struct {
 	// readProblem is why a read probe of the liveness phase at a core
 	// primary was not served (probeReads), or "".
 	readProblem string
+	// readProbeRounds counts the liveness phase's read probes (a probe
+	// refused because its view moved on is repeated).
+	readProbeRounds int
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and

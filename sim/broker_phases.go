@@ -139,26 +139,57 @@ func (w *brokerWorld) Liveness() {
 		}
 	}
 	w.core = core
-	for t := 0; t < w.params.LivenessTicks && w.violation == nil; t++ {
-		if w.livenessProblem() == "" {
-			break
+	t := 0
+	converge := func() {
+		for ; t < w.params.LivenessTicks && w.violation == nil; t++ {
+			if w.livenessProblem() == "" {
+				break
+			}
+			w.Tick()
 		}
-		w.Tick()
 	}
-	if w.violation == nil && w.livenessProblem() == "" {
-		w.readProblem = w.probeReads()
+	converge()
+	// A core that converged may still change views: a backup's heartbeat
+	// timeout runs from the last commit it heard, and one cut off from its
+	// primary until the heal times out before the primary's next heartbeat
+	// reaches it (seed 746: group 0's node 2, cut off from its primary
+	// node 0 since tick 4708, timed out at 4808, three ticks after the
+	// heal and the core's convergence, as the primary's first heartbeat
+	// arrived; the view moved on past the isolated node 1). A read refused
+	// because its replica left the view is retried once the core converged
+	// again; one refused while its replica stayed normal in its view (a
+	// read round that timed out) is a failure, and so is a core still
+	// changing views after readProbeRoundsMax probes.
+	for round := 1; w.violation == nil && w.livenessProblem() == ""; round++ {
+		problem, viewMoved := w.probeReads()
+		if !viewMoved || round >= readProbeRoundsMax {
+			w.readProblem = problem
+			return
+		}
+		w.logf("read probe refused by a view change; probing again once the core converged")
+		converge()
 	}
 }
 
+// readProbeRoundsMax bounds the read probes of the liveness phase: a probe
+// refused because its view moved on is repeated, but a core that keeps
+// changing views in a healed network is a liveness failure.
+const readProbeRoundsMax = 3
+
 // probeReads checks the read index's liveness once the core converged: a
 // read at each group's core primary (Host.Read) is served within
-// readProbeTicks. It returns the first group whose read was not.
-func (w *brokerWorld) probeReads() string {
+// readProbeTicks. It returns the first group whose read was not, and
+// whether every refused read was refused because its replica left the
+// view it was admitted in (the caller then probes again).
+func (w *brokerWorld) probeReads() (string, bool) {
 	type probe struct {
 		g, node  int
 		answered bool
 		d        vsr.Disposition
+		view     uint64 // the replica's view when the read was issued
+		left     bool   // the replica left that view or its normal status by the answer
 	}
+	w.readProbeRounds++
 	var probes []*probe
 	for g := 0; g < w.groups; g++ {
 		if w.waived(g) != "" {
@@ -166,10 +197,14 @@ func (w *brokerWorld) probeReads() string {
 		}
 		for _, i := range w.core {
 			if h := w.host(i, g); h != nil && h.Replica().Primary() {
-				pr := &probe{g: g, node: i}
+				r := h.Replica()
+				pr := &probe{g: g, node: i, view: r.View()}
 				probes = append(probes, pr)
 				w.inputNode, w.inputGroup = i, g
-				h.Read(func(d vsr.Disposition) { pr.answered, pr.d = true, d })
+				h.Read(func(d vsr.Disposition) {
+					pr.answered, pr.d = true, d
+					pr.left = r.View() != pr.view || r.Status() != vsr.StatusNormal
+				})
 			}
 		}
 	}
@@ -185,14 +220,18 @@ func (w *brokerWorld) probeReads() string {
 		w.Tick()
 	}
 	if pr := pending(); pr != nil {
-		return fmt.Sprintf("group %d: a read at core primary node %d was not answered within %d ticks", pr.g, pr.node, readProbeTicks)
+		return fmt.Sprintf("group %d: a read at core primary node %d was not answered within %d ticks", pr.g, pr.node, readProbeTicks), false
 	}
+	problem, viewMoved := "", true
 	for _, pr := range probes {
 		if pr.d != vsr.DispositionNone {
-			return fmt.Sprintf("group %d: a read at core primary node %d was refused (%s)", pr.g, pr.node, pr.d)
+			if problem == "" {
+				problem = fmt.Sprintf("group %d: a read at core primary node %d was refused (%s)", pr.g, pr.node, pr.d)
+			}
+			viewMoved = viewMoved && pr.d == vsr.DispositionViewChange && pr.left
 		}
 	}
-	return ""
+	return problem, problem != "" && viewMoved
 }
 
 // readProbeTicks bounds the wait for the liveness phase's read probes:
