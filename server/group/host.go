@@ -306,8 +306,15 @@ func New(cfg Config, b Binding) (*Host, error) {
 // runs the recovery protocol before it serves.
 func (h *Host) Open(done func(error)) {
 	h.replica.Open(func(err error) {
-		if err == nil && h.sm.needsReset {
+		if err == nil && h.sm.needsReset && !h.replica.StateMissing() {
 			// Nothing restored and nothing applied: storage starts empty.
+			// Not so when the durable checkpoint could not be read back
+			// (vsr's stateMissing): the machine is empty only because
+			// its state is missing, and resetting to it would truncate
+			// the segments the checkpoint's flushed frontier names. The
+			// peer's checkpoint the replica installs (Restore) resets
+			// storage, and a restart that reads the checkpoint finds the
+			// segments whole (2720).
 			err = h.sm.reset()
 		}
 		if err != nil {
