@@ -49,3 +49,39 @@ func TestBrokerCoreAvoidsFaultyDiskOfPersistedTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerCoreIgnoresHealthOfWaivedGroups: a node that lost a
+// replicated group's memory and has not caught up is unhealthy, and the
+// liveness core avoids it, but not for a group whose checks are waived
+// (more than f of its replicas lost their memory at once), whose health
+// no check looks at (seed 181: node 4, faulty but healthy in every group
+// still checked, was passed over for node 1, recovering in group 1 with
+// no normal primary to answer it, and group 1's core of nodes 0, 1 and 2
+// could neither recover node 1 nor change views).
+func TestBrokerCoreIgnoresHealthOfWaivedGroups(t *testing.T) {
+	for _, tc := range []struct {
+		waived bool
+		want   []int
+	}{
+		{waived: false, want: []int{0, 2}},
+		{waived: true, want: []int{1, 2}},
+	} {
+		p := DrawParams(181)
+		p.Workload = WorkloadBroker
+		p.ReplicaCount = 3
+		p.Groups = 4
+		p.PersistedGroupsMask = 0
+		p.StorageFaultyReplica = []int{0}
+		w, err := newBrokerWorld(&p, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.unhealthy[3][1] = true
+		if tc.waived {
+			w.lostMemory[3] = "lost"
+		}
+		if got := w.chooseCore(); !slices.Equal(got, tc.want) {
+			t.Errorf("node 0's disk faulty, node 1 unhealthy in group 3 (waived %v): core %v, want %v", tc.waived, got, tc.want)
+		}
+	}
+}

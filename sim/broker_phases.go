@@ -214,7 +214,11 @@ const readProbeTicks = 300
 // either (seed 12641: with replicated group 1 waived, the core of the
 // faulty node 0 and nodes 2 and 3, node 1 down, could not repair
 // persisted group 0's committed ops 1 and 3, which only node 0's bad disk
-// and node 1 held, and its commit stayed at 0 of 3).
+// and node 1 held, and its commit stayed at 0 of 3). For the same reason
+// a node counts as unhealthy only in a group still checked (seed 181:
+// node 1, recovering in group 1, was taken over the faulty node 4, whose
+// only unhealthy group was waived; group 1's core could neither recover
+// node 1, with no normal primary to answer it, nor change views).
 func (w *brokerWorld) chooseCore() []int {
 	n := w.n
 	size := max(ReplicationQuorum(n), ViewChangeQuorum(n))
@@ -231,7 +235,7 @@ func (w *brokerWorld) chooseCore() []int {
 		r := 0
 		unhealthy := false
 		for g := 0; g < w.groups; g++ {
-			unhealthy = unhealthy || w.unhealthy[g][i]
+			unhealthy = unhealthy || (w.unhealthy[g][i] && w.waived(g) == "")
 		}
 		if persisted {
 			if !w.nodes[i].up || unhealthy {
