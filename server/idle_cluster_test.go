@@ -15,14 +15,14 @@ import (
 
 // TestIdleClusterFigures measures what idle partitions cost an in-process
 // cluster of three replicas (the tick and heartbeat cost a group of one
-// does not have): STRATA_IDLE_CLUSTER_PARTITIONS partitions on every
+// does not have): STRATA_TEST_IDLE_CLUSTER_PARTITIONS partitions on every
 // replica, then the heap the process holds and the share of one core it
 // spends over 5 s of idling, per replica. A figure for the log, not a
 // pass/fail check; skipped unless the variable is set (not in make test).
 func TestIdleClusterFigures(t *testing.T) {
-	n, err := strconv.Atoi(os.Getenv("STRATA_IDLE_CLUSTER_PARTITIONS"))
+	n, err := strconv.Atoi(os.Getenv("STRATA_TEST_IDLE_CLUSTER_PARTITIONS"))
 	if err != nil || n <= 0 || n > 1000 {
-		t.Skip("set STRATA_IDLE_CLUSTER_PARTITIONS to 1..1000")
+		t.Skip("set STRATA_TEST_IDLE_CLUSTER_PARTITIONS to 1..1000")
 	}
 	const replicas = 3
 	heap0 := liveHeap()
@@ -34,7 +34,7 @@ func TestIdleClusterFigures(t *testing.T) {
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	start := time.Now()
-	if path := os.Getenv("STRATA_IDLE_CPUPROFILE"); path != "" {
+	if path := os.Getenv("STRATA_TEST_IDLE_CPUPROFILE"); path != "" {
 		// A CPU profile of the idle window, for go tool pprof.
 		if fh, err := os.Create(path); err == nil && pprof.StartCPUProfile(fh) == nil {
 			defer func() { _ = fh.Close() }()

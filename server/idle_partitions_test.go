@@ -151,13 +151,13 @@ func measureIdle(tb testing.TB, n int, idle time.Duration) idleFigures {
 	_, ls := idleServer(tb)
 	heapBefore, rssBefore := heapAfterGC(), residentBytes()
 	createPartitions(tb, ls, "t", n)
-	if sends, err := strconv.Atoi(os.Getenv("STRATA_IDLE_SENDS")); err == nil && sends > 0 {
+	if sends, err := strconv.Atoi(os.Getenv("STRATA_TEST_IDLE_SENDS")); err == nil && sends > 0 {
 		sendToAll(tb, ls, n, sends)
 	}
 	heap := heapAfterGC()
 	rss := residentBytes()
 	tb.Logf("heap %d -> %d bytes, RSS %d -> %d bytes", heapBefore, heap, rssBefore, rss)
-	if path := os.Getenv("STRATA_IDLE_HEAPPROFILE"); path != "" {
+	if path := os.Getenv("STRATA_TEST_IDLE_HEAPPROFILE"); path != "" {
 		// A heap profile of the idle server, for go tool pprof.
 		if fh, err := os.Create(path); err == nil {
 			_ = pprof.WriteHeapProfile(fh)
@@ -200,14 +200,14 @@ func TestIdlePartitionsHeap(t *testing.T) {
 }
 
 // BenchmarkIdlePartitions reports what 10,000 idle partitions cost one
-// server (STRATA_IDLE_PARTITIONS changes the count): heap and RSS per
+// server (STRATA_TEST_IDLE_PARTITIONS changes the count): heap and RSS per
 // partition and in all, and the share of one core spent idling over 5 s
-// (STRATA_IDLE_SENDS=k first sends k batches to every partition).
+// (STRATA_TEST_IDLE_SENDS=k first sends k batches to every partition).
 // Not part of make test: go test ./server/ -run '^$' -bench IdlePartitions
 // -benchtime 1x.
 func BenchmarkIdlePartitions(b *testing.B) {
 	n := 10000
-	if v, err := strconv.Atoi(os.Getenv("STRATA_IDLE_PARTITIONS")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv("STRATA_TEST_IDLE_PARTITIONS")); err == nil && v > 0 {
 		n = v
 	}
 	for i := 0; i < b.N; i++ {
