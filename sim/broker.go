@@ -812,13 +812,20 @@ type readCounters struct {
 	refused, refusedAfterWait uint64
 }
 
-// primaryHint returns the primary of node i's view of group g.
+// primaryHint returns the primary of node i's view of group g; -1 when
+// that is node i itself but it is not a primary able to admit requests
+// (not in normal status, or its host failed or misses history): a hint
+// naming the node that answered tells the client to keep asking it.
 func (w *brokerWorld) primaryHint(i, g int) int {
 	h := w.host(i, g)
 	if h == nil {
 		return -1
 	}
-	return int(vsr.PrimaryIndex(h.Replica().View(), uint64(g), uint8(w.n)))
+	p := int(vsr.PrimaryIndex(h.Replica().View(), uint64(g), uint8(w.n)))
+	if p == i && (!h.Replica().Primary() || h.Err() != nil) {
+		return -1
+	}
+	return p
 }
 
 // consumerKey is client c's consumer.

@@ -17,8 +17,10 @@ import (
 func TestBrokerReopenOverPeerCheckpointOfLostOwnOp(t *testing.T) {
 	// Seed 2379 (scenarios/bug_broker_reopen_lost_own_checkpoint_2379.txt)
 	// found the false failure; since vsr/restart.go its run takes another
-	// path, and broker seed 309 (drawn parameters) takes this one.
-	p := DrawParams(309)
+	// path, broker seed 309 took it until the broker client kept asking an
+	// overloaded primary (16565), and broker seed 341 (drawn parameters)
+	// takes it since.
+	p := DrawParams(341)
 	p.Workload = WorkloadBroker
 	type key [3]uint64             // node, group, checkpoint op
 	own := map[key]uint64{}        // recorded by the host of an op it applied: the incarnation

@@ -91,6 +91,12 @@ type brokerCall struct {
 	// the drawn timeout), so that retries of an at-least-once send do not
 	// pile up in a slow primary's queue faster than it commits them.
 	timeout uint64
+	// busySince is when the node asked first answered 58 naming itself
+	// the primary (overloaded: its pipeline and request queue are full)
+	// in the current run of such answers (0: none): the client keeps
+	// asking that node for up to its timeout, then tries another (a
+	// primary cut off from its backups stays overloaded).
+	busySince uint64
 }
 
 // brokerTimeoutBackoffMax bounds a call's timeout backoff.
@@ -214,19 +220,35 @@ func (c *brokerClient) invoke() {
 
 // retry schedules a new invocation after a short pause; other moves on
 // first (the answer said "not here"): to the node the answer named as
-// primary, or else to the next node.
+// primary, or else to the next node. An answer naming the node asked as
+// the primary (58 overloaded: "not now", not "not here") keeps the
+// client on that node for up to the call's timeout: moving on would send
+// it to a backup, which redirects it back, or to a node it cannot reach,
+// where it waits out a whole timeout while the primary admits the
+// clients that stayed.
 func (c *brokerClient) retry(other bool, hint int) {
 	w := c.w
 	c.retries++
-	g := c.call.group
-	if other {
-		if hint >= 0 && hint < w.n && hint != c.target[g] {
-			c.target[g] = hint
-		} else {
-			c.target[g] = (c.target[g] + 1) % w.n
-		}
+	call := c.call
+	g := call.group
+	busy := other && hint == c.target[g]
+	if !busy {
+		call.busySince = 0
+	} else if call.busySince == 0 {
+		call.busySince = w.now
 	}
-	c.call.retryAt = w.now + uint64(c.prng.Range(1, 20))
+	switch {
+	case busy && w.now-call.busySince <= call.timeout:
+		// Stay: the primary admits the request once its pipeline drains.
+	case busy:
+		call.busySince = 0
+		c.target[g] = (c.target[g] + 1) % w.n
+	case other && hint >= 0 && hint < w.n:
+		c.target[g] = hint
+	case other:
+		c.target[g] = (c.target[g] + 1) % w.n
+	}
+	call.retryAt = w.now + uint64(c.prng.Range(1, 20))
 }
 
 func (c *brokerClient) receive(rep *brokerReply) {
