@@ -120,7 +120,7 @@ type MetaOpForTest struct {
 // server. A server booted on the directory then replays them.
 func WriteMetadataDirForTest(dir string, slots uint32, ops []MetaOpForTest) error {
 	fsys := storage.OSFS{}
-	loop := &metaLoop{}
+	loop := &hostLoop{}
 	rc := metaReplicaConfig(config.Metadata{JournalSlots: slots})
 	st, err := openMetaFileStorage(fsys, dir, loop, &rc)
 	if err != nil {

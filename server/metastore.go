@@ -49,7 +49,7 @@ type metaStore struct {
 	view     atomic.Pointer[metadata.Machine]
 	host     *group.MetaHost
 	storage  *metaFileStorage
-	loop     metaLoop
+	loop     hostLoop
 	sessions *sessionTable
 	// request numbers the server's submissions to the group; reply is the
 	// answer to the one being submitted.

@@ -58,22 +58,26 @@ const (
 // errMetaFormat reports a metadata file this build cannot read.
 var errMetaFormat = errors.New("metadata file in another format")
 
-// metaLoop runs storage completions after the host call that started
-// them returns (vsr.Storage never completes inside the submitting call).
-type metaLoop struct {
+// hostLoop runs the completions of a group host's storage and syncs after
+// the host call that started them returns (vsr.Storage and the group
+// commit never complete inside the submitting call): enter and leave
+// bracket every call into the host, and leaving the outermost runs what
+// was queued meanwhile. The metadata group (metaStore) and every
+// partition group (vsrGroup) drive their hosts through one.
+type hostLoop struct {
 	queue    []func()
 	depth    int
 	draining bool
 }
 
-func (l *metaLoop) enter() { l.depth++ }
+func (l *hostLoop) enter() { l.depth++ }
 
-func (l *metaLoop) leave() {
+func (l *hostLoop) leave() {
 	l.depth--
 	l.drain()
 }
 
-func (l *metaLoop) drain() {
+func (l *hostLoop) drain() {
 	if l.depth > 0 || l.draining {
 		return
 	}
@@ -87,7 +91,9 @@ func (l *metaLoop) drain() {
 	l.draining = false
 }
 
-func (l *metaLoop) later(f func()) {
+// later runs f once the current host call returns (at once when none
+// runs).
+func (l *hostLoop) later(f func()) {
 	l.queue = append(l.queue, f)
 	l.drain()
 }
@@ -98,7 +104,7 @@ func (l *metaLoop) later(f func()) {
 type metaFileStorage struct {
 	fs   storage.FS
 	dir  string
-	loop *metaLoop
+	loop *hostLoop
 	// headers, prepares and checkpoint are the zone sizes.
 	headers, prepares, checkpoint uint64
 	wal                           storage.File
@@ -159,7 +165,7 @@ func readHead(fsys storage.FS, p string, n int) ([]byte, error) {
 
 // openMetaFileStorage opens (or creates) the metadata group's files in dir
 // for a replica of cfg.
-func openMetaFileStorage(fsys storage.FS, dir string, loop *metaLoop, cfg *vsr.Config) (*metaFileStorage, error) {
+func openMetaFileStorage(fsys storage.FS, dir string, loop *hostLoop, cfg *vsr.Config) (*metaFileStorage, error) {
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}

@@ -94,12 +94,9 @@ type vsrGroup struct {
 	p       *partitionRuntime
 	host    *group.Host
 	storage *vsrFileStorage
-	// queue holds completions to run once the current host call returns:
-	// vsr.Storage's and the group commit's, which must never run inside
-	// the call that started them.
-	queue    []func()
-	depth    int
-	draining bool
+	// hostLoop runs the completions of vsr.Storage and of the group
+	// commit once the current host call returns (enter, leave, later).
+	hostLoop
 	// request numbers the partition's requests; waiting pairs each with
 	// the caller's completion.
 	request uint64
@@ -207,36 +204,6 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	g.files = nil
 	g.opened = true
 	return nil
-}
-
-// enter and leave bracket every call into the host; leaving the outermost
-// runs the completions queued meanwhile.
-func (g *vsrGroup) enter() { g.depth++ }
-
-func (g *vsrGroup) leave() {
-	g.depth--
-	g.drain()
-}
-
-func (g *vsrGroup) drain() {
-	if g.depth > 0 || g.draining {
-		return
-	}
-	g.draining = true
-	for i := 0; i < len(g.queue); i++ {
-		f := g.queue[i]
-		g.queue[i] = nil
-		f()
-	}
-	g.queue = g.queue[:0]
-	g.draining = false
-}
-
-// later runs f once the current host call returns (at once when none
-// runs).
-func (g *vsrGroup) later(f func()) {
-	g.queue = append(g.queue, f)
-	g.drain()
 }
 
 // submit hands one operation to the host; done (nil: nobody waits) gets
