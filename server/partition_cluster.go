@@ -47,10 +47,7 @@ func (g *vsrGroup) resetToMachine(m *partition.Machine) error {
 	if p.fenced != nil {
 		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, p.fenced)
 	}
-	upTo := m.NextOffset()
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		upTo = first
-	}
+	upTo := m.FlushedEnd()
 	p.drainSyncs()
 	if err := p.drainSuperblock(); err != nil {
 		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, err)

@@ -152,10 +152,7 @@ func (s *simSegments) setOffset(key partition.ConsumerKey, offset uint64, stored
 // before m's flushed frontier miss history: Reset fails, and the host
 // reports it (Host.Err), which fences the partition on this node.
 func (s *simSegments) Reset(m *partition.Machine) error {
-	frontier := m.NextOffset()
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		frontier = first
-	}
+	frontier := m.FlushedEnd()
 	kept := s.batches[:0]
 	for _, b := range s.batches {
 		if batchView(b).BaseOffset() < frontier {

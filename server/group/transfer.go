@@ -303,10 +303,7 @@ func (h *Host) tickFetch() {
 // from its first offset to its flush frontier, of its purge generation.
 func (h *Host) wantedRange() segmentRequest {
 	m := h.machine
-	end := m.NextOffset()
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		end = first
-	}
+	end := m.FlushedEnd()
 	return segmentRequest{generation: m.PurgeGeneration(), first: m.FirstOffset(), end: end, index: segmentManifestIndex}
 }
 

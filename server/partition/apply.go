@@ -198,10 +198,7 @@ func (m *Machine) purge(generation uint64) uint32 {
 // what the unflushed buffer still holds. Only flushed messages can be in
 // a sealed segment: a deletion reaching an unflushed one is rejected.
 func (m *Machine) deleteSegments(o DeleteSegments) uint32 {
-	flushedBelow := m.nextOffset
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		flushedBelow = first
-	}
+	flushedBelow := m.FlushedEnd()
 	if o.BelowOffset > flushedBelow {
 		return CodeInvalidOffset
 	}

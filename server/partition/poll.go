@@ -85,3 +85,12 @@ func (m *Machine) FirstUnflushedOffset() (offset uint64, ok bool) {
 	}
 	return wire.BatchView(m.unflushed[0]).BaseOffset(), true
 }
+
+// FlushedEnd is the offset below which every message is flushed to
+// segments: the first unflushed message's, or NextOffset when none is.
+func (m *Machine) FlushedEnd() uint64 {
+	if first, ok := m.FirstUnflushedOffset(); ok {
+		return first
+	}
+	return m.nextOffset
+}

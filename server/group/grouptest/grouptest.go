@@ -290,10 +290,7 @@ func (s *Segments) Reset(m *partition.Machine) error {
 	if s.FailRestore != nil && m.NextOffset() > 0 {
 		return s.FailRestore
 	}
-	frontier := m.NextOffset()
-	if first, ok := m.FirstUnflushedOffset(); ok {
-		frontier = first
-	}
+	frontier := m.FlushedEnd()
 	kept := s.batches[:0]
 	for _, b := range s.batches {
 		if wire.BatchView(b).BaseOffset() < frontier {
