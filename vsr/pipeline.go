@@ -2,31 +2,52 @@ package vsr
 
 import "fmt"
 
-// pipelineFull reports whether the primary must hold back a new prepare of
-// size bytes: the pipeline of uncommitted prepares is at its limit, the
-// journal slot it would take still holds an op not yet checkpointed, or the
-// journal's bytes would pass WALBytesMax. This is the backpressure point:
-// nothing acknowledged is ever dropped to make room.
+// pipelineBlock says why the primary must hold back a new prepare.
+type pipelineBlock uint8
+
+const (
+	blockNone pipelineBlock = iota
+	// blockPipeline: the pipeline of uncommitted prepares is at its limit.
+	blockPipeline
+	// blockWindow: the journal slot the prepare would take still holds an
+	// op not yet checkpointed.
+	blockWindow
+	// blockBytes: the journal's bytes would pass WALBytesMax.
+	blockBytes
+)
+
+// pipelineBlocked reports whether, and why, the primary must hold back a
+// new prepare of size bytes. This is the backpressure point: nothing
+// acknowledged is ever dropped to make room.
+func (r *Replica) pipelineBlocked(size uint64) pipelineBlock {
+	switch {
+	case r.op-r.commitMax >= uint64(r.cfg.PipelinePrepareMax):
+		return blockPipeline
+	case r.op+1 > r.opPrepareMax():
+		return blockWindow
+	case r.walBytes()+size > r.cfg.WALBytesMax:
+		return blockBytes
+	}
+	return blockNone
+}
+
+// pipelineFull is pipelineBlocked that also starts what frees a blocked
+// journal: only a checkpoint frees a window slot or journal bytes. With
+// HostCheckpoints the host takes its checkpoints after ops' effects, so
+// one that let ops pass without one (a partition fenced while its
+// segments were repaired) would wait for ops this very bound holds back:
+// the replica asks for one (37856). The checkpoint due at half of
+// WALBytesMax may not have started either (one was in flight then).
 func (r *Replica) pipelineFull(size uint64) bool {
-	if r.op-r.commitMax >= uint64(r.cfg.PipelinePrepareMax) {
-		return true
-	}
-	if r.op+1 > r.opPrepareMax() {
-		// Only a checkpoint frees the slot. With HostCheckpoints the host
-		// takes its checkpoints after ops' effects: one that let ops pass
-		// without one (a partition fenced while its segments were
-		// repaired) would wait for ops this very bound holds back, so
-		// the replica asks for one (37856).
+	switch r.pipelineBlocked(size) {
+	case blockNone:
+		return false
+	case blockWindow:
 		r.checkpointNow()
-		return true
-	}
-	if r.walBytes()+size > r.cfg.WALBytesMax {
-		// The checkpoint that frees the room: the one due at half of
-		// WALBytesMax may not have started (one was in flight then).
+	case blockBytes:
 		r.maybeCheckpoint()
-		return true
 	}
-	return false
+	return true
 }
 
 // walBytes sums the sizes of the prepares not covered by the checkpoint
