@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/stratabroker/strata/vsr"
@@ -298,8 +299,94 @@ func (w *brokerWorld) chooseCore() []int {
 	}
 	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
 	core := append([]int(nil), order[:size]...)
+	if !w.coreCanRecover(core) {
+		core = w.recoverableCore(order, size)
+	}
 	sort.Ints(core)
 	return core
+}
+
+// memoryless reports whether node i holds no log of group g that it may
+// vote with: g's topic is replicated, g is still checked, and node i lost
+// g's memory (it is down, or up and still opening or recovering).
+func (w *brokerWorld) memoryless(g, i int) bool {
+	if w.params.groupPersisted(g) || w.waived(g) != "" || !w.unhealthy[g][i] {
+		return false
+	}
+	h := w.host(i, g)
+	if h == nil {
+		return true
+	}
+	st := h.Replica().Status()
+	return st == vsr.StatusOpening || st == vsr.StatusRecovering
+}
+
+// coreCanRecover reports whether every checked group can converge on
+// core: a replica that lost a replicated group's memory neither votes in
+// its view changes nor acks until it recovered, and its recovery needs a
+// view-change quorum of other replicas' answers (vsr.Replica's
+// recoveryQuorum; the primary's word alone does not do without a kept
+// view promise, which a restart without a disk lost). So a core holding
+// such a replica must hold that many replicas of the group that kept
+// their memory besides it. Each group loses the memory of at most
+// DownMax of its replicas before its checks are waived, but groups lose
+// different ones: with six nodes and two replicated groups, each may
+// have its own two memoryless replicas, and no four nodes may be
+// memoryful in both (seed 2002 at --ticks 6000: the core of nodes 0, 1,
+// 2 and 4 held node 2, recovering in group 0, whose three memoryful
+// peers in the core could neither answer its recovery with a quorum nor
+// complete a view change of four votes without it; the op a replication
+// quorum of nodes 2, 3 and 5 may have committed would be lost if they
+// did).
+func (w *brokerWorld) coreCanRecover(core []int) bool {
+	need := min(ViewChangeQuorum(w.n), w.n-1)
+	for g := 0; g < w.groups; g++ {
+		lost, kept := 0, 0
+		for _, i := range core {
+			if w.memoryless(g, i) {
+				lost++
+			} else {
+				kept++
+			}
+		}
+		if lost > 0 && kept < need {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverableCore returns the core of the fewest nodes, from size up, on
+// which every checked group can converge (coreCanRecover), preferring
+// the best-ranked nodes of order: the lowest sum of positions in order.
+// Every node is such a core, as no checked group has lost the memory of
+// more than DownMax replicas.
+func (w *brokerWorld) recoverableCore(order []int, size int) []int {
+	n := len(order)
+	for k := size; k < n; k++ {
+		var best []int
+		bestSum := -1
+		for mask := 0; mask < 1<<n; mask++ {
+			if bits.OnesCount(uint(mask)) != k {
+				continue
+			}
+			var core []int
+			sum := 0
+			for pos := 0; pos < n; pos++ {
+				if mask&(1<<pos) != 0 {
+					core = append(core, order[pos])
+					sum += pos
+				}
+			}
+			if (bestSum < 0 || sum < bestSum) && w.coreCanRecover(core) {
+				best, bestSum = core, sum
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return append([]int(nil), order...)
 }
 
 // waived reports why group g's durability and liveness checks do not
