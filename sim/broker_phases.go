@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/stratabroker/strata/vsr"
@@ -300,7 +301,9 @@ func (w *brokerWorld) chooseCore() []int {
 	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
 	core := append([]int(nil), order[:size]...)
 	if !w.coreCanRecover(core) {
+		ranked := core
 		core = w.recoverableCore(order, size)
+		w.logf("liveness core: the best-ranked %v leaves a recovering replica too few memoryful peers; taking %v", slices.Sorted(slices.Values(ranked)), slices.Sorted(slices.Values(core)))
 	}
 	sort.Ints(core)
 	return core
