@@ -85,6 +85,10 @@ type recoveryRound struct {
 type recoveryAnswer struct {
 	view, logView, op uint64
 	viewChange        bool
+	// restart marks an answer of vsr's restart protocol (a recovering or
+	// restarting peer of a replicated group, vsr/restart.go): it names a
+	// checkpoint, not a log to recover with.
+	restart bool
 }
 
 type superblockCache struct {
@@ -148,7 +152,7 @@ func (k *SendChecker) OnDeliver(to int, r *vsr.Replica, m *vsr.Message) {
 			return
 		}
 		if old, ok := rr.responses[int(m.Replica)]; !ok || old.view <= m.View {
-			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, op: m.Op, viewChange: m.Context.Hi != 0}
+			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, op: m.Op, viewChange: m.Context.Hi != 0, restart: m.Context.Hi > 1}
 		}
 	}
 }
@@ -247,9 +251,12 @@ func (k *SendChecker) checkRecoveredLog(i int, rr *recoveryRound, fromPrimary bo
 		who = "the best log answered"
 		first := true
 		for _, a := range rr.responses {
-			if first || a.logView > relied.logView || (a.logView == relied.logView && a.op > relied.op) {
+			if !a.restart && (first || a.logView > relied.logView || (a.logView == relied.logView && a.op > relied.op)) {
 				relied, first = a, false
 			}
+		}
+		if first {
+			return true // only restart answers: the group restarted from a checkpoint
 		}
 	}
 	if op := r.OpNumber(); op < relied.op {
