@@ -163,6 +163,9 @@ type brokerWorld struct {
 	// observed[node][group] is the host's Effects wrapped by the apply
 	// checks (broker_bugs.go).
 	observed [][]*observedSegments
+	// appliedIDs[g] maps each offset of group g some node applied a send
+	// at to the message id it applied there (checkPollApplied).
+	appliedIDs []map[uint64]uint64
 	// segmentsDamaged[node][group]: a scenario damaged those segment
 	// files (broker_segment_faults.go).
 	segmentsDamaged map[[2]int]bool
@@ -767,6 +770,7 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 			rep.code = uint32(group.Code(vsr.DispositionNotPrimary))
 		case req.op == brokerPoll:
 			rep.offsets, rep.ids = w.serveLog(i, req.group, req.start, req.count)
+			w.checkPollApplied(i, req.group, rep.offsets, rep.ids)
 		default:
 			rep.value, rep.found = h.View().StoredOffset(consumerKey(req.client))
 		}

@@ -27,6 +27,11 @@ import (
 //     node (the barrier; the durability seed: "a singleton with persisted
 //     syncs its local segment state before replying", and the host holds
 //     every persisted reply for its ticket);
+//   - a poll is served from applied state, never past the commit
+//     frontier: every message a poll reply carries is the message some
+//     node applied (committed) at that offset, checked as the reply
+//     leaves (checkPollApplied), not only when a later view change drops
+//     an uncommitted message a poll saw;
 //   - a descriptor checkpoint names only a synced segment frontier: when
 //     it becomes durable the node's segments are synced up to it, and a
 //     node that opens over its own durable checkpoint finds its segments
@@ -99,12 +104,15 @@ func (o *observedSegments) BeforeApply(op, _ uint64, _ uint8, _ []byte) {
 }
 
 // AfterApply implements group.Observer.
-func (o *observedSegments) AfterApply(op uint64, _ uint8, _ []byte, _ wire.ErrorCode) {
+func (o *observedSegments) AfterApply(op uint64, operation uint8, body []byte, code wire.ErrorCode) {
 	if o.host == nil {
 		return
 	}
 	o.digest, o.have = machineDigestOf(o.host.Machine()), true
 	o.nextAfter[op] = o.digest.next
+	if operation == partition.OperationSendMessages && code == wire.ErrorCodeOK {
+		o.w.noteApplied(o.group, o.digest.next, body)
+	}
 	if window := 2 * o.w.params.JournalSlots; op > window {
 		delete(o.flushedBy, op-window)
 		delete(o.nextAfter, op-window)
@@ -222,6 +230,66 @@ func (w *brokerWorld) checkReplyBarrier(i, g int, reply group.Reply) {
 		if batchView(b).BaseOffset() <= upTo && !s.batchSynced(k) {
 			w.failAs("barrier", fmt.Errorf("node %d group %d: the persisted reply of op %d went out with its flush up to offset %d not synced (batch %d of %d, at offset %d)",
 				i, g, reply.Op, upTo, k, len(s.batches), batchView(b).BaseOffset()))
+			return
+		}
+	}
+}
+
+// noteApplied records the message ids of a send some node applied to
+// group g, its machine's next offset then being next: the send's messages
+// took the offsets just below it. The first node to apply an offset names
+// its message; commit-prefix agreement checks that the others agree.
+func (w *brokerWorld) noteApplied(g int, next uint64, body []byte) {
+	_, send, err := partition.DecodeSendMessages(body)
+	if err != nil {
+		return
+	}
+	if w.appliedIDs == nil {
+		w.appliedIDs = make([]map[uint64]uint64, w.groups)
+	}
+	if w.appliedIDs[g] == nil {
+		w.appliedIDs[g] = map[uint64]uint64{}
+	}
+	var ids []uint64
+	it := batchView(send.Batch).Frames()
+	for f, more := it.Next(); more; f, more = it.Next() {
+		ids = append(ids, f.ID().Low)
+	}
+	if uint64(len(ids)) > next {
+		return
+	}
+	base := next - uint64(len(ids))
+	for k, id := range ids {
+		if _, ok := w.appliedIDs[g][base+uint64(k)]; !ok {
+			w.appliedIDs[g][base+uint64(k)] = id
+		}
+	}
+}
+
+// checkPollApplied checks the messages a poll reply of node i for group
+// g carries as it leaves: each is the message a node applied at its
+// offset. A poll served past the commit frontier carries a message no
+// node applied yet (and one a view change may still drop). Skipped for a
+// group whose durability is waived: after more than f nodes lost its
+// memory its offsets may be taken again by other messages.
+func (w *brokerWorld) checkPollApplied(i, g int, offsets, ids []uint64) {
+	if w.waived(g) != "" {
+		return
+	}
+	for k, off := range offsets {
+		var applied map[uint64]uint64
+		if w.appliedIDs != nil {
+			applied = w.appliedIDs[g]
+		}
+		id, ok := applied[off]
+		if !ok {
+			w.failAs("poll", fmt.Errorf("node %d group %d served message %d at offset %d in a poll, which no node applied: a read past the commit frontier",
+				i, g, ids[k], off))
+			return
+		}
+		if id != ids[k] {
+			w.failAs("poll", fmt.Errorf("node %d group %d served message %d at offset %d in a poll, where message %d was applied",
+				i, g, ids[k], off, id))
 			return
 		}
 	}

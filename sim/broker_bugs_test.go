@@ -3,6 +3,7 @@ package sim
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,45 @@ func TestBrokerLivenessWaitsForClientsOfRestartedGroup(t *testing.T) {
 	}
 	if res.Outcome.Kind != OutcomeOK {
 		t.Errorf("outcome %s", res.Outcome)
+	}
+}
+
+// TestBrokerPollCheckWantsAppliedMessages hands checkPollApplied poll
+// replies: one carrying only messages applied at their offsets passes;
+// one carrying a message at an offset no node applied (a read past the
+// commit frontier, what poll-past-commit serves) or another message than
+// the one applied there is reported; a group whose durability is waived
+// is not checked.
+func TestBrokerPollCheckWantsAppliedMessages(t *testing.T) {
+	p := DrawParams(1)
+	p.UseBroker()
+	p.normalize()
+	for _, tc := range []struct {
+		name         string
+		offsets, ids []uint64
+		waived       bool
+		want         string // "" passes
+	}{
+		{"applied", []uint64{0, 1}, []uint64{70, 71}, false, ""},
+		{"past the commit frontier", []uint64{1, 2}, []uint64{71, 72}, false, "at offset 2 in a poll, which no node applied"},
+		{"another message", []uint64{0}, []uint64{99}, false, "where message 70 was applied"},
+		{"waived", []uint64{2}, []uint64{72}, true, ""},
+	} {
+		w, err := newBrokerWorld(&p, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.appliedIDs = make([]map[uint64]uint64, w.groups)
+		w.appliedIDs[0] = map[uint64]uint64{0: 70, 1: 71}
+		if tc.waived {
+			w.lostMemory[0] = "a test"
+		}
+		w.checkPollApplied(0, 0, tc.offsets, tc.ids)
+		switch {
+		case tc.want == "" && w.violation != nil:
+			t.Errorf("%s: reported %v", tc.name, w.violation)
+		case tc.want != "" && (w.violation == nil || w.violationKind != "poll" || !strings.Contains(w.violation.Error(), tc.want)):
+			t.Errorf("%s: reported %v (%s), want %q", tc.name, w.violation, w.violationKind, tc.want)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stratabroker/strata/vsr"
@@ -75,5 +77,62 @@ func TestPlantedBugsAreFound(t *testing.T) {
 				t.Errorf("planted bug %s first fails at seed %d, want within %d seeds", name, first, plantedBugFirstWithin)
 			}
 		})
+	}
+}
+
+// TestSendCheckJudgesTheLogARecoveryEndsWith hands the send checker the
+// end of a recovery round of replica 1 of a settled cluster: with the
+// primary of the latest view among the answers, normal in it, the
+// recovered log must reach as far as the primary's answer; with no such
+// answer, as far as the best log answered. A log as long passes; a
+// shorter one (what recover-without-primary adopts: the shortest answer)
+// is reported.
+func TestSendCheckJudgesTheLogARecoveryEndsWith(t *testing.T) {
+	p := QuietParams(1, 3, 2, DurabilityReplicated)
+	c, err := NewCluster(&p, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		c.Tick()
+	}
+	r := c.replicas[1]
+	if c.violation != nil || r.Status() != vsr.StatusNormal || r.OpNumber() == 0 {
+		t.Fatalf("cluster not settled: %v %s", c.violation, c.ReplicaSummary())
+	}
+	view, op := r.View(), r.OpNumber()
+	primary := int(view % 3)
+	other := 3 - 1 - primary // the third replica (neither 1 nor the primary)
+	if primary == 1 {
+		t.Fatalf("replica 1 leads view %d: pick another seed", view)
+	}
+	for _, tc := range []struct {
+		name    string
+		answers map[int]recoveryAnswer
+		want    string // "" passes
+	}{
+		{"the primary's log", map[int]recoveryAnswer{
+			primary: {view: view, logView: view, op: op},
+			other:   {view: view, logView: view, op: op - 1},
+		}, ""},
+		{"short of the primary's answer", map[int]recoveryAnswer{
+			primary: {view: view, logView: view, op: op + 3},
+			other:   {view: view, logView: view, op: op},
+		}, "short of op " + strconv.FormatUint(op+3, 10) + " in the answer of the primary"},
+		{"short of the best answer, the primary in a view change", map[int]recoveryAnswer{
+			primary: {view: view, logView: view, op: op + 2, viewChange: true},
+			other:   {view: view, logView: view, op: op + 1},
+		}, "short of op " + strconv.FormatUint(op+2, 10) + " in the answer of the best log answered"},
+	} {
+		c.sends.violation = nil
+		c.sends.recovery[1] = recoveryRound{nonce: 1, responses: tc.answers}
+		c.sends.OnRecovered(1)
+		err := c.sends.Check()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: reported %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: reported %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -37,7 +37,8 @@ import (
 //     heard of (normal in that view), or of every other replica, or, into
 //     a view change, with one fewer than a view-change quorum of answers
 //     whose best log is of a log view later than every view the replica
-//     ever acknowledged an op in.
+//     ever acknowledged an op in; and with a log reaching as far as the
+//     answer it relies on (the primary's, or else the best one).
 //
 // "Durable" is what the disk holds after a sync, at the place each write
 // was meant to go: the simulator's shadow layer on a disk that misdirects
@@ -82,8 +83,12 @@ type recoveryRound struct {
 }
 
 type recoveryAnswer struct {
-	view, logView uint64
-	viewChange    bool
+	view, logView, op uint64
+	viewChange        bool
+	// restart marks an answer of vsr's restart protocol (a recovering or
+	// restarting peer of a replicated group, vsr/restart.go): it names a
+	// checkpoint, not a log to recover with.
+	restart bool
 }
 
 type superblockCache struct {
@@ -147,7 +152,7 @@ func (k *SendChecker) OnDeliver(to int, r *vsr.Replica, m *vsr.Message) {
 			return
 		}
 		if old, ok := rr.responses[int(m.Replica)]; !ok || old.view <= m.View {
-			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, viewChange: m.Context.Hi != 0}
+			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, op: m.Op, viewChange: m.Context.Hi != 0, restart: m.Context.Hi > 1}
 		}
 	}
 }
@@ -199,7 +204,11 @@ func (k *SendChecker) OnRecovered(i int) {
 		latest = max(latest, a.view)
 	}
 	primary, ok := rr.responses[int(latest%uint64(n))]
-	if (ok && primary.view == latest && !primary.viewChange) || len(rr.responses) >= n-1 {
+	fromPrimary := ok && primary.view == latest && !primary.viewChange
+	if !k.checkRecoveredLog(i, rr, fromPrimary, primary) {
+		return
+	}
+	if fromPrimary || len(rr.responses) >= n-1 {
 		*rr = recoveryRound{}
 		return
 	}
@@ -222,6 +231,40 @@ func (k *SendChecker) OnRecovered(i int) {
 	}
 	k.fail("replica %d ended its recovery without the word of replica %d, the primary of view %d (%d of %d peers answered)",
 		i, latest%uint64(n), latest, len(rr.responses), n-1)
+}
+
+// checkRecoveredLog checks the log replica i ended its recovery with
+// against the answer that round relied on: the log of the primary of the
+// latest view, when it answered normal in that view (VSR's recovery
+// adopts it), or else the best log answered (the highest log view, the
+// longest in it), as a view change would pick. The recovered log reaches
+// at least as far: a shorter one may lack ops committed with this
+// replica's lost acknowledgement, that it then votes without. It reports
+// whether the log passed.
+func (k *SendChecker) checkRecoveredLog(i int, rr *recoveryRound, fromPrimary bool, primary recoveryAnswer) bool {
+	r := k.cluster.replicas[i]
+	if r == nil || len(rr.responses) == 0 {
+		return true
+	}
+	relied, who := primary, "the primary of the latest view"
+	if !fromPrimary {
+		who = "the best log answered"
+		first := true
+		for _, a := range rr.responses {
+			if !a.restart && (first || a.logView > relied.logView || (a.logView == relied.logView && a.op > relied.op)) {
+				relied, first = a, false
+			}
+		}
+		if first {
+			return true // only restart answers: the group restarted from a checkpoint
+		}
+	}
+	if op := r.OpNumber(); op < relied.op {
+		k.fail("replica %d ended its recovery (view %d) with a log reaching op %d, short of op %d in the answer of %s (view %d, log view %d)",
+			i, r.View(), op, relied.op, who, relied.view, relied.logView)
+		return false
+	}
+	return true
 }
 
 // checkStartView checks the log a new primary starts view m.View with
