@@ -40,7 +40,15 @@ type memBus struct {
 
 type busNode struct {
 	srv   atomic.Pointer[server.Server]
-	inbox chan []byte
+	inbox chan busFrame
+	// sent counts the messages and announcement frames this replica sent.
+	sent atomic.Uint64
+}
+
+// busFrame is an encoded vsr message, or an announcement frame.
+type busFrame struct {
+	announcements bool
+	b             []byte
 }
 
 // busQueue bounds each destination's queue of undelivered messages.
@@ -49,7 +57,7 @@ const busQueue = 4096
 func newMemBus(t *testing.T, n int) *memBus {
 	b := &memBus{}
 	for i := 0; i < n; i++ {
-		node := &busNode{inbox: make(chan []byte, busQueue)}
+		node := &busNode{inbox: make(chan busFrame, busQueue)}
 		b.nodes = append(b.nodes, node)
 		b.wg.Add(1)
 		go func() {
@@ -59,8 +67,12 @@ func newMemBus(t *testing.T, n int) *memBus {
 				if srv == nil {
 					continue
 				}
+				if frame.announcements {
+					srv.ReceiveAnnouncements(frame.b)
+					continue
+				}
 				var m vsr.Message
-				if err := m.Decode(frame); err != nil {
+				if err := m.Decode(frame.b); err != nil {
 					continue
 				}
 				srv.ReceiveReplica(&m)
@@ -76,7 +88,8 @@ func newMemBus(t *testing.T, n int) *memBus {
 	return b
 }
 
-// port is replica from's transport.
+// port is replica from's transport: it carries announcement frames too
+// (server.AnnouncementTransport).
 func (b *memBus) port(from uint8) server.ReplicaTransport { return busPort{b, from} }
 
 type busPort struct {
@@ -88,8 +101,20 @@ func (p busPort) Send(to uint8, m *vsr.Message) {
 	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
 		return
 	}
+	p.b.nodes[p.from].sent.Add(1)
 	select {
-	case p.b.nodes[to].inbox <- m.Encode(make([]byte, 0, m.EncodedSize())):
+	case p.b.nodes[to].inbox <- busFrame{b: m.Encode(make([]byte, 0, m.EncodedSize()))}:
+	default: // lost
+	}
+}
+
+func (p busPort) SendAnnouncements(to uint8, frame []byte) {
+	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
+		return
+	}
+	p.b.nodes[p.from].sent.Add(1)
+	select {
+	case p.b.nodes[to].inbox <- busFrame{announcements: true, b: frame}:
 	default: // lost
 	}
 }
