@@ -54,7 +54,7 @@ type busFrame struct {
 // busQueue bounds each destination's queue of undelivered messages.
 const busQueue = 4096
 
-func newMemBus(t *testing.T, n int) *memBus {
+func newMemBus(t testing.TB, n int) *memBus {
 	b := &memBus{}
 	for i := 0; i < n; i++ {
 		node := &busNode{inbox: make(chan busFrame, busQueue)}
@@ -121,7 +121,7 @@ func (p busPort) SendAnnouncements(to uint8, frame []byte) {
 
 // testCluster is N servers of one cluster.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	bus   *memBus
 	opts  server.ClusterOptions
 	dirs  []string
@@ -139,14 +139,14 @@ type clusterNode struct {
 }
 
 // startCluster starts n servers over fresh data directories.
-func startCluster(t *testing.T, n int, opts server.ClusterOptions) *testCluster {
+func startCluster(t testing.TB, n int, opts server.ClusterOptions) *testCluster {
 	t.Helper()
 	return startClusterOn(t, n, opts, nil, nil)
 }
 
 // startClusterOn starts n servers, replica i on fss[i] when fss is set,
 // each with the configuration env adds.
-func startClusterOn(t *testing.T, n int, opts server.ClusterOptions, fss []storage.FS, env []string) *testCluster {
+func startClusterOn(t testing.TB, n int, opts server.ClusterOptions, fss []storage.FS, env []string) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, bus: newMemBus(t, n), opts: opts, nodes: make([]*clusterNode, n), fss: fss, env: env}
 	c.opts.ReplicaCount = uint8(n)

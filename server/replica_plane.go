@@ -193,6 +193,7 @@ func (s *Server) stopReplicaPlane() {
 // gets one that ticks its due groups (replica_ticks.go). Nothing is
 // allocated per tick but the frames.
 func (s *Server) tickGroups() {
+	s.plane.ticks.Add(1)
 	s.flushAnnouncements()
 	for _, owner := range s.shards {
 		ts := s.plane.sched(owner)

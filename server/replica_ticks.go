@@ -48,11 +48,11 @@ type AnnouncementTransport interface {
 // ReplicaPlaneStats counts the replica plane's work since the server
 // started.
 type ReplicaPlaneStats struct {
-	// NodeTicks counts the shards' tick tasks (one per shard per tick that
-	// the shard was free to run); GroupTicks the group ticks they ran, and
-	// LateTicks those an input ran for a group it found past due (none
-	// while the heaps are right).
-	NodeTicks, GroupTicks, LateTicks uint64
+	// Ticks counts the replica plane's ticks; ShardTicks the shards' tick
+	// tasks (one per shard per tick that the shard was free to run);
+	// GroupTicks the group ticks they ran, and LateTicks those an input
+	// ran for a group it found past due (none while the heaps are right).
+	Ticks, ShardTicks, GroupTicks, LateTicks uint64
 	// Frames and Announcements count the announcement frames sent to
 	// peers and the heartbeats they carried; Received the announcements
 	// handed to groups here.
@@ -68,7 +68,7 @@ type replicaPlane struct {
 	// flushed slice, reused.
 	pending, spare []group.Announcement
 
-	nodeTicks, groupTicks, lateTicks, frames, announcements, received atomic.Uint64
+	ticks, shardTicks, groupTicks, lateTicks, frames, announcements, received atomic.Uint64
 }
 
 // sched returns owner's tick schedule.
@@ -90,7 +90,7 @@ func (rp *replicaPlane) sched(owner *shard.Shard) *tickSched {
 // ReplicaPlaneStats returns the replica plane's counters.
 func (s *Server) ReplicaPlaneStats() ReplicaPlaneStats {
 	rp := &s.plane
-	return ReplicaPlaneStats{NodeTicks: rp.nodeTicks.Load(), GroupTicks: rp.groupTicks.Load(), LateTicks: rp.lateTicks.Load(),
+	return ReplicaPlaneStats{Ticks: rp.ticks.Load(), ShardTicks: rp.shardTicks.Load(), GroupTicks: rp.groupTicks.Load(), LateTicks: rp.lateTicks.Load(),
 		Frames: rp.frames.Load(), Announcements: rp.announcements.Load(), Received: rp.received.Load()}
 }
 
@@ -119,7 +119,7 @@ type groupTicks struct {
 // tick is the shard's tick task: the tick's due groups are ticked.
 func (ts *tickSched) tick() {
 	ts.now++
-	ts.plane.nodeTicks.Add(1)
+	ts.plane.shardTicks.Add(1)
 	for len(ts.due) > 0 && ts.due[0].tk.due <= ts.now {
 		g := ts.due[0]
 		heap.Pop(&ts.due)
