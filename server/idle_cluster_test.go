@@ -116,7 +116,23 @@ func idleFigures(tb testing.TB, n int, window time.Duration) (heapPerReplica flo
 	c := startCluster(tb, replicas, server.ClusterOptions{})
 	c.createTopic(uint32(n), nil)
 	c.primary(uint32(n - 1))
-	time.Sleep(time.Second) // let the groups settle (figures only)
+	// The replicas create the partitions one after the other, so groups
+	// change views until all are there: measure once they settled.
+	settled := func() bool {
+		for p := range uint32(n) {
+			first, _ := c.status(0, p)
+			for i := range c.nodes {
+				if st, ok := c.status(i, p); !ok || st.Status != vsr.StatusNormal || st.View != first.View {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(2 * time.Minute); !settled() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // figures only
 	heap := liveHeap()
 	s0 := c.nodes[0].srv.ReplicaPlaneStats()
 	var ru0, ru1 syscall.Rusage
@@ -185,4 +201,71 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// TestViewChangeSyncFigures measures what a view change of many groups at
+// once costs the survivors' disks: a 3-replica cluster of
+// STRATA_TEST_VIEWCHANGE_PARTITIONS partitions on memfs loses the replica
+// that leads the most groups, and the test logs the file syncs the two
+// survivors ran until every group is served again, per group that changed
+// views. A figure, not a pass/fail check; skipped unless the variable is
+// set.
+func TestViewChangeSyncFigures(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("STRATA_TEST_VIEWCHANGE_PARTITIONS"))
+	if err != nil || n <= 0 || n > 3000 {
+		t.Skip("set STRATA_TEST_VIEWCHANGE_PARTITIONS to 1..3000")
+	}
+	const replicas = 3
+	fss := newPowerFSs(replicas)
+	c := startClusterOn(t, replicas, server.ClusterOptions{}, fss, nil)
+	c.createTopic(uint32(n), nil)
+	normal := func() bool {
+		for p := range uint32(n) {
+			served := false
+			for i := range c.nodes {
+				st, ok := c.status(i, p)
+				if c.nodes[i] != nil && (!ok || st.Status != vsr.StatusNormal) {
+					return false
+				}
+				served = served || st.Serving
+			}
+			if !served {
+				return false
+			}
+		}
+		return true
+	}
+	c.waitFor("every group normal and served", normal)
+	led := make([]int, replicas)
+	for p := range uint32(n) {
+		for i := range c.nodes {
+			if st, _ := c.status(i, p); st.Serving {
+				led[i]++
+			}
+		}
+	}
+	victim := 0
+	for i := range led {
+		if led[i] > led[victim] {
+			victim = i
+		}
+	}
+	syncs := func() (s int) {
+		for i, fs := range fss {
+			if i != victim {
+				p := fs.(*powerFS)
+				p.mu.Lock()
+				s += p.fs.Syncs()
+				p.mu.Unlock()
+			}
+		}
+		return s
+	}
+	before := syncs()
+	start := time.Now()
+	c.stop(victim)
+	c.waitFor("every group served by the survivors", normal)
+	got := syncs() - before
+	t.Logf("%d partitions, replica %d led %d groups and stopped: the 2 survivors ran %d file syncs until every group was served again (%.1f per group that changed views, %v)",
+		n, victim, led[victim], got, float64(got)/float64(max(led[victim], 1)), time.Since(start).Round(time.Millisecond))
 }
