@@ -138,15 +138,17 @@ func idleFigures(tb testing.TB, n int, window time.Duration) (heapPerReplica flo
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	start := time.Now()
+	stopProfile := func() {}
 	if path := os.Getenv("STRATA_TEST_IDLE_CPUPROFILE"); path != "" {
-		// A CPU profile of the idle window, for go tool pprof.
+		// A CPU profile of the idle window (not of the shutdown), for go
+		// tool pprof.
 		if fh, err := os.Create(path); err == nil && pprof.StartCPUProfile(fh) == nil {
-			defer func() { _ = fh.Close() }()
-			defer pprof.StopCPUProfile()
+			stopProfile = func() { pprof.StopCPUProfile(); _ = fh.Close() }
 		}
 	}
 	time.Sleep(window)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	stopProfile()
 	elapsed := time.Since(start)
 	s1 := c.nodes[0].srv.ReplicaPlaneStats()
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
