@@ -40,16 +40,24 @@ type memBus struct {
 
 type busNode struct {
 	srv   atomic.Pointer[server.Server]
-	inbox chan []byte
+	inbox chan busFrame
+	// sent counts the messages and announcement frames this replica sent.
+	sent atomic.Uint64
+}
+
+// busFrame is an encoded vsr message, or an announcement frame.
+type busFrame struct {
+	announcements bool
+	b             []byte
 }
 
 // busQueue bounds each destination's queue of undelivered messages.
 const busQueue = 4096
 
-func newMemBus(t *testing.T, n int) *memBus {
+func newMemBus(t testing.TB, n int) *memBus {
 	b := &memBus{}
 	for i := 0; i < n; i++ {
-		node := &busNode{inbox: make(chan []byte, busQueue)}
+		node := &busNode{inbox: make(chan busFrame, busQueue)}
 		b.nodes = append(b.nodes, node)
 		b.wg.Add(1)
 		go func() {
@@ -59,8 +67,12 @@ func newMemBus(t *testing.T, n int) *memBus {
 				if srv == nil {
 					continue
 				}
+				if frame.announcements {
+					srv.ReceiveAnnouncements(frame.b)
+					continue
+				}
 				var m vsr.Message
-				if err := m.Decode(frame); err != nil {
+				if err := m.Decode(frame.b); err != nil {
 					continue
 				}
 				srv.ReceiveReplica(&m)
@@ -76,7 +88,8 @@ func newMemBus(t *testing.T, n int) *memBus {
 	return b
 }
 
-// port is replica from's transport.
+// port is replica from's transport: it carries announcement frames too
+// (server.AnnouncementTransport).
 func (b *memBus) port(from uint8) server.ReplicaTransport { return busPort{b, from} }
 
 type busPort struct {
@@ -88,15 +101,27 @@ func (p busPort) Send(to uint8, m *vsr.Message) {
 	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
 		return
 	}
+	p.b.nodes[p.from].sent.Add(1)
 	select {
-	case p.b.nodes[to].inbox <- m.Encode(make([]byte, 0, m.EncodedSize())):
+	case p.b.nodes[to].inbox <- busFrame{b: m.Encode(make([]byte, 0, m.EncodedSize()))}:
+	default: // lost
+	}
+}
+
+func (p busPort) SendAnnouncements(to uint8, frame []byte) {
+	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
+		return
+	}
+	p.b.nodes[p.from].sent.Add(1)
+	select {
+	case p.b.nodes[to].inbox <- busFrame{announcements: true, b: frame}:
 	default: // lost
 	}
 }
 
 // testCluster is N servers of one cluster.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	bus   *memBus
 	opts  server.ClusterOptions
 	dirs  []string
@@ -114,14 +139,14 @@ type clusterNode struct {
 }
 
 // startCluster starts n servers over fresh data directories.
-func startCluster(t *testing.T, n int, opts server.ClusterOptions) *testCluster {
+func startCluster(t testing.TB, n int, opts server.ClusterOptions) *testCluster {
 	t.Helper()
 	return startClusterOn(t, n, opts, nil, nil)
 }
 
 // startClusterOn starts n servers, replica i on fss[i] when fss is set,
 // each with the configuration env adds.
-func startClusterOn(t *testing.T, n int, opts server.ClusterOptions, fss []storage.FS, env []string) *testCluster {
+func startClusterOn(t testing.TB, n int, opts server.ClusterOptions, fss []storage.FS, env []string) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, bus: newMemBus(t, n), opts: opts, nodes: make([]*clusterNode, n), fss: fss, env: env}
 	c.opts.ReplicaCount = uint8(n)

@@ -116,7 +116,7 @@ func dialLogin(t *testing.T, addr string) (*client.Client, error) {
 }
 
 // ctx returns a context bounded for one test step.
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c

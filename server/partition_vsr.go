@@ -115,6 +115,9 @@ type vsrGroup struct {
 	clustered, closed, truncatePending bool
 	// replicas is the group's replica count.
 	replicas uint8
+	// tk is the group's place in its shard's tick schedule
+	// (replica_ticks.go).
+	tk groupTicks
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -226,17 +229,6 @@ func (g *vsrGroup) step(m *vsr.Message) {
 	}
 	g.enter()
 	g.host.Step(m)
-	g.leave()
-	g.logGroupFailure()
-}
-
-// tick advances the host's timeouts, on the owning shard.
-func (g *vsrGroup) tick() {
-	if g == nil || g.closed || !g.opened {
-		return
-	}
-	g.enter()
-	g.host.Tick()
 	g.leave()
 	g.logGroupFailure()
 }

@@ -33,9 +33,6 @@ type partitionSet struct {
 
 	mu    sync.RWMutex
 	parts map[partKey]*partitionRuntime
-	// gen changes (under mu) whenever parts does, so that the replica
-	// plane's per-shard lists are rebuilt only then (tickGroups).
-	gen uint64
 	// balanced is the round-robin counter of each topic's balanced sends.
 	balanced map[topicKey]*atomic.Uint32
 	// pendingPurge records, during the metadata replay at boot, the op of
@@ -211,7 +208,6 @@ func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []
 		if p, ok := ps.parts[k]; ok {
 			closing = append(closing, p)
 			delete(ps.parts, k)
-			ps.gen++
 		}
 	}
 	ps.mu.Unlock()
@@ -248,7 +244,6 @@ func (ps *partitionSet) create(on *shard.Shard, k partKey) error {
 	}
 	ps.mu.Lock()
 	ps.parts[k] = p
-	ps.gen++
 	ps.mu.Unlock()
 	return nil
 }
@@ -346,7 +341,6 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 	}
 	ps.mu.Lock()
 	ps.parts[k] = p
-	ps.gen++
 	ps.mu.Unlock()
 	return nil
 }

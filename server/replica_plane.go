@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/config"
 	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/vsr"
@@ -19,8 +18,10 @@ import (
 // through the transport; what a peer sent comes in through
 // ReceiveReplica, which hands it to the host on the partition's owning
 // shard, the one goroutine that touches the host. A ticker drives the
-// groups' timeouts (heartbeats, view changes, recovery, repair); a group
-// of one needs none and a single node starts no ticker.
+// groups' timeouts (heartbeats, view changes, recovery, repair), ticking
+// only the groups that are due, and sends the primaries' commit
+// heartbeats coalesced, one frame per peer and tick (replica_ticks.go); a
+// group of one needs none and a single node starts no ticker.
 //
 // The primary of a group in view v is replica (v + group) % n
 // (vsr.PrimaryIndex), so the partitions' primaries are spread over the
@@ -117,6 +118,9 @@ func (p replicaPeers) SendToReplica(replica uint8, m *vsr.Message) { p.t.Send(re
 // groupPeers returns the peers of a partition group on this server.
 func (s *Server) groupPeers() group.Peers {
 	if s.cluster.clustered() {
+		if _, ok := s.cluster.Transport.(AnnouncementTransport); ok {
+			return announcingPeers{replicaPeers{s.cluster.Transport}, &s.plane}
+		}
 		return replicaPeers{s.cluster.Transport}
 	}
 	return noPeers{}
@@ -163,13 +167,12 @@ func (s *Server) startReplicaPlane() {
 		defer close(stopped)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		tasks := map[*shard.Shard]*tickTask{}
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				s.tickGroups(tasks)
+				s.tickGroups()
 			}
 		}
 	}()
@@ -185,82 +188,21 @@ func (s *Server) stopReplicaPlane() {
 	s.replicaStop = nil
 }
 
-// tickTask ticks one shard's groups. busy holds a token while the task is
-// queued or running, so a slow shard gets one tick task at a time, not a
-// backlog, and parts is rebuilt only while the shard does not read it.
-// gen is the partition set's generation parts was built from: a tick
-// rebuilds the list only when the set changed since, not every tick.
-type tickTask struct {
-	owner *shard.Shard
-	parts []*partitionRuntime
-	gen   uint64
-	built bool
-	busy  chan struct{}
-	ready bool
-	run   func()
-}
-
-func newTickTask(owner *shard.Shard) *tickTask {
-	t := &tickTask{owner: owner, busy: make(chan struct{}, 1)}
-	t.run = func() {
-		for _, p := range t.parts {
-			p.vsr.tick()
-		}
-		<-t.busy
-	}
-	return t
-}
-
-// tickGroups hands every shard that finished its last tick one task that
-// ticks the partition groups it owns. Nothing is allocated per tick, and
-// the partition set is walked only when it changed (tickTask.gen).
-func (s *Server) tickGroups(tasks map[*shard.Shard]*tickTask) {
-	s.parts.mu.RLock()
-	gen := s.parts.gen
-	s.parts.mu.RUnlock()
-	stale := false
+// tickGroups runs one tick of the replica plane: the last tick's
+// announcements go out, and every shard that finished its last tick task
+// gets one that ticks its due groups (replica_ticks.go). Nothing is
+// allocated per tick but the frames.
+func (s *Server) tickGroups() {
+	s.plane.ticks.Add(1)
+	s.flushAnnouncements()
 	for _, owner := range s.shards {
-		t := tasks[owner]
-		if t == nil {
-			t = newTickTask(owner)
-			tasks[owner] = t
-		}
+		ts := s.plane.sched(owner)
 		select {
-		case t.busy <- struct{}{}:
-			t.ready = true
-			stale = stale || !t.built || t.gen != gen
-		default:
-			t.ready = false // the last tick still runs there
-		}
-	}
-	if stale {
-		s.parts.mu.RLock()
-		gen = s.parts.gen
-		for _, t := range tasks {
-			if t.ready && (!t.built || t.gen != gen) {
-				clear(t.parts)
-				t.parts = t.parts[:0]
+		case ts.busy <- struct{}{}:
+			if owner.Submit(ts.run) != nil {
+				<-ts.busy
 			}
-		}
-		for _, p := range s.parts.parts {
-			if t := tasks[p.owner]; t != nil && t.ready && (!t.built || t.gen != gen) {
-				t.parts = append(t.parts, p)
-			}
-		}
-		for _, t := range tasks {
-			if t.ready {
-				t.gen, t.built = gen, true
-			}
-		}
-		s.parts.mu.RUnlock()
-	}
-	for _, t := range tasks {
-		if !t.ready {
-			continue
-		}
-		t.ready = false
-		if len(t.parts) == 0 || t.owner.Submit(t.run) != nil {
-			<-t.busy
+		default: // the last tick still runs there
 		}
 	}
 }

@@ -161,6 +161,9 @@ type Server struct {
 	// ticker, which closes replicaStopped (replica_plane.go).
 	cluster                     ClusterOptions
 	replicaStop, replicaStopped chan struct{}
+	// plane is the replica plane's tick schedules and announcements
+	// (replica_ticks.go).
+	plane replicaPlane
 }
 
 // New opens (or creates) the data directory, recovers the metadata and

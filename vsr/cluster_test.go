@@ -141,6 +141,7 @@ type testNetwork struct {
 }
 
 func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
+	n.c.lazy.record(n.from, int(replica), m)
 	if n.c.onSend != nil {
 		n.c.onSend(n.from, m)
 	}
@@ -151,6 +152,7 @@ func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
 }
 
 func (n *testNetwork) SendToClient(client Uint128, m *Message) {
+	n.c.lazy.record(n.from, -int(client.Lo), m)
 	n.c.queue = append(n.c.queue, envelope{n.from, -int(client.Lo), m})
 }
 
@@ -184,10 +186,17 @@ type testCluster struct {
 	afterIO func()
 	// drop, if set, drops the messages to replicas it returns true for.
 	drop func(from int, m *Message) bool
+	// lazy ticks each replica only when it is due (lazy_ticks_test.go).
+	lazy lazyTicks
 }
 
-func newTestCluster(t *testing.T, cfg Config) *testCluster {
+func newTestCluster(t *testing.T, cfg Config) *testCluster { return newTestClusterTicks(t, cfg, nil) }
+
+// newTestClusterTicks is newTestCluster; with lazy set, a replica is
+// ticked only when due (lazy_ticks_test.go).
+func newTestClusterTicks(t *testing.T, cfg Config, lazy *lazyTicks) *testCluster {
 	c := &testCluster{t: t, cfg: cfg, clients: map[uint64]*Client{}}
+	c.lazy.on = lazy != nil
 	for i := range int(cfg.ReplicaCount) {
 		c.nodes = append(c.nodes, &testNode{})
 		c.group = append(c.group, 0)
@@ -211,6 +220,7 @@ func (c *testCluster) start(i int) {
 	}
 	n.replica = r
 	n.down = false
+	c.lazy.started(i)
 	var openErr error
 	opened := false
 	r.Open(func(err error) { openErr, opened = err, true })
@@ -242,6 +252,7 @@ func (c *testCluster) pumpIO() {
 			held = append(held, op)
 			continue
 		}
+		c.catchUp(op.owner)
 		op.f()
 		if c.afterIO != nil {
 			c.afterIO()
@@ -309,14 +320,16 @@ func (c *testCluster) deliverEnvelope(e envelope, verbose bool) {
 	if err := m.Decode(e.m.Encode(nil)); err != nil {
 		c.t.Fatalf("decode: %v", err)
 	}
+	c.catchUp(e.to)
 	n.replica.Step(&m)
 }
 
 func (c *testCluster) tick(n int) {
 	for range n {
-		for _, node := range c.nodes {
+		c.lazy.now++
+		for i, node := range c.nodes {
 			if !node.down {
-				node.replica.Tick()
+				c.tickReplica(i)
 			}
 		}
 		for _, id := range c.clientIDs() {

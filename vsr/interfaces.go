@@ -57,6 +57,20 @@ type Network interface {
 	SendToClient(client Uint128, m *Message)
 }
 
+// CommitAnnouncer is an optional interface of a Network. A host of many
+// groups implements it to coalesce their commit heartbeats: a replica
+// whose network implements it announces its commit through AnnounceCommit
+// instead of sending a Commit message to every other replica, and the
+// host delivers the announcement to the group's peers, which hand it to
+// Replica.OnCommitAnnouncement. Read rounds (a Commit with a nonce) stay
+// messages.
+type CommitAnnouncer interface {
+	// AnnounceCommit stands for a Commit heartbeat of this replica in view
+	// with commit number commit and checkpoint checkpointOp, to every
+	// other replica of the group. It never blocks and may be lost.
+	AnnounceCommit(view, commit, checkpointOp uint64)
+}
+
 // StateMachine is the deterministic application that VSR replicates.
 // Apply runs only for committed operations, exactly once each, in op
 // order; it must not depend on anything but its inputs and prior state.

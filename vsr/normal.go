@@ -531,6 +531,10 @@ func (r *Replica) advanceCommitMax(commit uint64) {
 }
 
 func (r *Replica) sendCommitHeartbeat() {
+	if r.announcer != nil {
+		r.announcer.AnnounceCommit(r.view, r.commitMax, r.checkpointOp)
+		return
+	}
 	r.broadcast(&Message{Header: Header{Command: CommandCommit, View: r.view, Commit: r.commitMax, CheckpointOp: r.checkpointOp}})
 }
 

@@ -16,6 +16,7 @@ func (c *testCluster) deliverRandom(rng *rand.Rand, dropPct, count int) {
 		for k := rng.IntN(3); k > 0 && len(c.io) > 0; k-- {
 			op := c.io[0]
 			c.io = c.io[1:]
+			c.catchUp(op.owner)
 			op.f()
 		}
 		if len(c.queue) == 0 {
@@ -47,6 +48,13 @@ func TestRandomizedSafety(t *testing.T) {
 }
 
 func runRandomized(t *testing.T, seed uint64, bugs BugSet) (violation string) {
+	return runRandomizedTicks(t, seed, bugs, nil)
+}
+
+// runRandomizedTicks is runRandomized; with lazy set, its replicas are
+// ticked only when due (lazy_ticks_test.go) and *lazy gets the run's
+// digest.
+func runRandomizedTicks(t *testing.T, seed uint64, bugs BugSet, lazy *lazyTicks) (violation string) {
 	if bugs != 0 {
 		// A planted bug may trip an assertion before a checker sees it:
 		// that counts as found.
@@ -63,7 +71,8 @@ func runRandomized(t *testing.T, seed uint64, bugs BugSet) (violation string) {
 	if rng.IntN(2) == 0 {
 		cfg.Durability = Persisted
 	}
-	c := newTestCluster(t, cfg)
+	c := newTestClusterTicks(t, cfg, lazy)
+	defer c.lazy.report(lazy)
 	dropPct := rng.IntN(20)
 	rq, vq := ReplicationQuorum(n), ViewChangeQuorum(n)
 	upMin := max(rq, vq)
@@ -116,9 +125,10 @@ func runRandomized(t *testing.T, seed uint64, bugs BugSet) (violation string) {
 		}
 		c.deliverRandom(rng, dropPct, 1+rng.IntN(20))
 		if step%2 == 0 {
-			for _, node := range c.nodes {
+			c.lazy.now++
+			for i, node := range c.nodes {
 				if !node.down {
-					node.replica.Tick()
+					c.tickReplica(i)
 				}
 			}
 			for _, id := range clientIDs {

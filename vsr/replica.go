@@ -50,9 +50,11 @@ type Replica struct {
 	cfg     Config
 	storage Storage
 	network Network
-	sm      StateMachine
-	clock   Clock
-	journal *journal.Journal
+	// announcer is the network's CommitAnnouncer, if it is one.
+	announcer CommitAnnouncer
+	sm        StateMachine
+	clock     Clock
+	journal   *journal.Journal
 
 	replicationQuorum int
 	viewChangeQuorum  int
@@ -162,6 +164,8 @@ type Replica struct {
 	// keep is the op whose header a group that releases applied ops keeps
 	// for its host's checkpoint (KeepForCheckpoint).
 	keep uint64
+	// announcement is OnCommitAnnouncement's message, reused.
+	announcement Message
 }
 
 // NewReplica checks cfg and returns a replica that must be opened with Open
@@ -193,6 +197,7 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	// replica's assertions (assert.go).
 	r.storage = assertedStorage{storage, r}
 	r.network = assertedNetwork{network, r}
+	r.announcer, _ = network.(CommitAnnouncer)
 	var prepares journal.Device = zoneDevice{r.storage, ZoneWALPrepares}
 	if rr, ok := storage.(RecordReader); ok {
 		prepares = recordZoneDevice{zoneDevice{r.storage, ZoneWALPrepares}, rr}

@@ -293,7 +293,12 @@ func New(cfg Config, b Binding) (*Host, error) {
 	h.cfg = cfg
 	h.sm = machineAdapter{h: h, needsReset: true}
 	h.net = hostNetwork{h: h}
-	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
+	var network vsr.Network = &h.net
+	if a, ok := b.Peers.(Announcer); ok {
+		// The binding coalesces commit heartbeats (announce.go).
+		network = &announcingNetwork{hostNetwork: h.net, a: a}
+	}
+	r, err := vsr.NewReplica(cfg.Replica, b.Storage, network, &h.sm, b.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("group %d: %w", cfg.Replica.Group, err)
 	}
@@ -329,6 +334,35 @@ func (h *Host) Tick() {
 	h.ticks++
 	h.replica.Tick()
 	h.tickFetch()
+	h.afterInput()
+}
+
+// TicksUntilDue returns how many ticks from now the host's next Tick may
+// do more than count (vsr.Replica.TicksUntilDue; 1 while the host itself
+// waits on ticks: a read, a segment fetch or a checkpoint in progress),
+// or vsr.NoDeadline. A binding of many groups ticks a host only when it is
+// due and calls SkipTicks before any other input.
+func (h *Host) TicksUntilDue() uint64 {
+	if h.fetch.active || len(h.reads) > 0 || h.candidate.set || h.replica.CheckpointWanted() {
+		return 1
+	}
+	return h.replica.TicksUntilDue()
+}
+
+// SkipTicks advances the host by n ticks in which it is not due (n below
+// TicksUntilDue), exactly as n calls of Tick would.
+func (h *Host) SkipTicks(n uint64) {
+	if n == 0 {
+		return
+	}
+	h.ticks += n
+	h.replica.SkipTicks(n)
+}
+
+// Announce hands the replica a commit heartbeat of replica from that came
+// in a coalesced announcement (announce.go), as Step hands it a Commit.
+func (h *Host) Announce(from uint8, a Announcement) {
+	h.replica.OnCommitAnnouncement(from, a.View, a.Commit, a.CheckpointOp)
 	h.afterInput()
 }
 
