@@ -156,6 +156,8 @@ type Replica struct {
 	// foreignGroup counts messages of this cluster addressed to another
 	// group, dropped by Step.
 	foreignGroup uint64
+	// abdications counts the views handed on by Abdicate.
+	abdications uint64
 	// applied remembers the checksums of recently applied ops (invariants
 	// builds only): an applied op's header never changes.
 	applied []appliedMark

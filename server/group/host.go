@@ -82,6 +82,11 @@ type Config struct {
 	// fenced the partition
 	// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 	CheckpointEveryOps uint64
+	// TransferChunkBytes bounds the bytes of one chunk of a segment state
+	// transfer (transfer.go): what a serving replica reads from its files
+	// and sends in one message. Zero means as large as a message allows
+	// (Replica.MessageSizeMax).
+	TransferChunkBytes int
 }
 
 // Syncer is the part of Effects that serves descriptor checkpoints
@@ -401,6 +406,13 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 // runs after every input, outside the replica's apply loop (CheckpointAt
 // takes only applied ops).
 func (h *Host) afterInput() {
+	if h.Err() != nil && h.cfg.Replica.ReplicaCount > 1 {
+		// A fenced partition refuses every send and poll: this replica
+		// must not lead its group (vsr.Replica.Abdicate says why that is
+		// safe). It still acks and votes; its repair (transfer.go) lifts
+		// the fence.
+		h.replica.Abdicate()
+	}
 	h.serveReads()
 	c := &h.candidate
 	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
