@@ -46,9 +46,9 @@ func (c *testCluster) waitRepaired(i int, primary server.ReplicaStatus) {
 }
 
 // leadWith moves partition 0's lead to replica i: the primary stops (a
-// view change elects the next view's primary) and comes back, until i
+// view change elects the next view's primary) and comes back (start), until i
 // leads. Primaries rotate by view, so at most a few rounds are needed.
-func (c *testCluster) leadWith(i int) {
+func (c *testCluster) leadWith(i int, start func(int)) {
 	c.t.Helper()
 	for round := 0; round < 6; round++ {
 		p := c.primary(0)
@@ -57,7 +57,7 @@ func (c *testCluster) leadWith(i int) {
 		}
 		c.stop(p)
 		next := c.primary(0)
-		c.start(p)
+		start(p)
 		ls, _ := c.status(next, 0)
 		c.waitFor("the stopped primary to catch up", func() bool {
 			st, ok := c.status(p, 0)
@@ -87,7 +87,7 @@ func TestClusterTransferRepairsAndServes(t *testing.T) {
 	for b := 0; b < 5; b++ {
 		acked = append(acked, c.send(0, "c", 3)...)
 	}
-	c.leadWith(lagging)
+	c.leadWith(lagging, c.start)
 	for b := 0; b < 5; b++ {
 		acked = append(acked, c.send(0, "d", 3)...)
 	}
@@ -123,6 +123,6 @@ func TestClusterTransferRejectsACorruptChunk(t *testing.T) {
 	if xfer.Installs == 0 || xfer.Restarts == 0 {
 		t.Fatalf("the corrupt chunk was not rejected and refetched: %+v", xfer)
 	}
-	c.leadWith(lagging)
+	c.leadWith(lagging, c.start)
 	c.checkPoll(lagging, 0, acked)
 }
