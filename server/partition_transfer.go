@@ -39,7 +39,10 @@ import (
 //     (recovered, every batch verified) over the new files. A crash before
 //     the commit leaves the old files and a staging directory the next
 //     open removes; after it, the next open finishes the install before the
-//     log is opened (partitionSet.reopen). Offset files are the machine's
+//     log is opened (partitionSet.reopen). The installed files are the
+//     whole log: whatever the old one held at or above the range's end is
+//     what the cut to the machine would drop anyway (nothing is flushed
+//     while the history is missing, below). Offset files are the machine's
 //     (the checkpoint carries them): the cut to the machine rewrites them
 //     (resetToMachine).
 //   - While the history is missing nothing is flushed (the batches stay in
