@@ -690,9 +690,7 @@ func (g *vsrGroup) logGroupFailure() {
 		g.p.s.log.Error("a committed partition operation failed locally; the partition is fenced", zap.String("dir", g.p.dir), zap.Error(err))
 		g.p.fence(err)
 	}
-	if g.p.fenced != nil && g.replicas > 1 {
-		// A fenced partition must not lead its group (the host abdicates
-		// for its own failures; this covers the binding's).
-		g.host.Replica().Abdicate()
-	}
+	// A fenced partition must not lead its group (the host abdicates for
+	// its own failures; this covers the binding's).
+	g.host.SetFenced(g.p.fenced != nil)
 }

@@ -1,15 +1,18 @@
 package vsr
 
-// Abdicate hands the lead of the group to the next view when this replica
-// would lead it (the primary of its view, in normal status or collecting
-// the view change's DoViewChange messages) but its host cannot serve the
-// state machine: a partition whose segments are fenced (damaged, or
-// missing the history a checkpoint names) refuses every send and poll,
-// and a primary that refuses everything stalls its group while a quorum of
-// healthy replicas is up. The host calls it after every input while it is
-// in that state; it does nothing otherwise, for a group of one, after a
-// storage error, and during a restart of every replica (restart.go, which
-// passes views on by its own rule).
+// Abdicate switches abdication on (SetAbdicating(true)).
+//
+// A replica abdicates when its host cannot serve the state machine: a
+// partition whose segments are fenced (damaged, or missing the history a
+// checkpoint names) refuses every send and poll, and a primary that
+// refuses everything stalls its group while a quorum of healthy replicas
+// is up. The host calls SetAbdicating after every input with whether it is
+// in that state. An abdicating replica hands the lead of the group to the
+// next view whenever it would lead (the primary of its view, in normal
+// status or collecting the view change's DoViewChange messages), and
+// never starts a view of its own. It does nothing for a group of one,
+// after a storage error, and during a restart of every replica
+// (restart.go, which passes views on by its own rule).
 //
 // Safety: starting a view change to a higher view is what any replica
 // does on a timeout, at any moment; VSR's safety never depends on why. The
@@ -22,8 +25,16 @@ package vsr
 // replica that can lead and a view-change quorum; a group whose every
 // replica is fenced stays without a primary (and never serves stale or
 // short state).
-func (r *Replica) Abdicate() {
-	if r.solo() || r.lastError != nil || r.restart.active || !r.isPrimaryOf(r.view) {
+func (r *Replica) Abdicate() { r.SetAbdicating(true) }
+
+// SetAbdicating switches abdication on or off (the host calls it after
+// every input with whether it can serve). While on, the replica never
+// starts a view of its own: as the candidate that collected its
+// view-change quorum it passes the view on (startView), and as the
+// primary of its view, normal or collecting, it hands the view on at once.
+func (r *Replica) SetAbdicating(on bool) {
+	r.abdicating = on
+	if !on || r.solo() || r.lastError != nil || r.restart.active || !r.isPrimaryOf(r.view) {
 		return
 	}
 	if r.status == StatusNormal || r.status == StatusViewChange {
