@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/server"
+	"github.com/stratabroker/strata/storage"
 	"github.com/stratabroker/strata/vsr"
 )
 
@@ -92,6 +95,36 @@ func TestClusterTransferRepairsAndServes(t *testing.T) {
 		acked = append(acked, c.send(0, "d", 3)...)
 	}
 	c.checkPoll(lagging, 0, acked)
+
+	// A transfer a crash interrupted leaves its staging directory: the
+	// next open removes it, and the partition opens as it was.
+	c.stop(lagging)
+	staging := filepath.Join(c.dirs[lagging], "streams/0/topics/0/partitions/0", storage.TransferStagingDir)
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(staging, storage.SegmentLogName(0)), []byte("half a transfer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.start(lagging)
+	if _, err := os.Stat(staging); !os.IsNotExist(err) {
+		t.Fatalf("the staging directory is still there after the restart: %v", err)
+	}
+	c.waitCaughtUpTo(lagging)
+	if st, _ := c.status(lagging, 0); st.Fenced != "" {
+		t.Fatalf("the partition is fenced after a restart over a staging leftover: %+v", st)
+	}
+}
+
+// waitCaughtUpTo waits until replica i runs normal and has applied what
+// partition 0's primary committed.
+func (c *testCluster) waitCaughtUpTo(i int) {
+	c.t.Helper()
+	ls, _ := c.status(c.primary(0), 0)
+	c.waitFor("the replica to catch up", func() bool {
+		st, ok := c.status(i, 0)
+		return ok && st.Status == vsr.StatusNormal && st.CommitNumber >= ls.CommitNumber
+	})
 }
 
 // TestClusterTransferRejectsACorruptChunk: the first chunk a peer serves
