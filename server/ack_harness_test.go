@@ -226,6 +226,8 @@ type ackCluster struct {
 	*testCluster
 	disks []*ackDisk
 	procs []*procFS
+	// bootHook, when set, sees every server booted before it starts.
+	bootHook func(*server.Server)
 }
 
 // startAckCluster starts n servers, each on a fresh disk.
@@ -279,6 +281,9 @@ func (c *ackCluster) tryBoot(i int) error {
 		Root: server.RootCredentials{Username: "iggy", Password: "iggy"}, Cluster: opts})
 	if err != nil {
 		return fmt.Errorf("replica %d: server.New: %w", i, err)
+	}
+	if c.bootHook != nil {
+		c.bootHook(srv)
 	}
 	c.bus.nodes[i].srv.Store(srv)
 	if err := srv.Start(); err != nil {

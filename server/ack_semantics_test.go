@@ -226,66 +226,97 @@ func (c *ackCluster) pollAll(i int, p uint32) map[uint64]string {
 // minority" with 3 replicas: a byte flips inside a flushed batch of one
 // backup's segment file while it is down. On its restart that replica
 // fences the partition (the batch checksum fails below the end of its
-// log) and never serves the damaged bytes as a message; the group goes on
-// acknowledging and serving every acknowledged message from the others.
+// log) and never serves the damaged bytes as a message; it repairs the
+// partition by segment state transfer from a peer (the fence lifts), and
+// as the primary of a later view it serves every acknowledged message
+// from its own segments. The group goes on acknowledging meanwhile.
 func TestAckClusterCorruptionOnMinority(t *testing.T) {
-	c, acked, _, damaged := startCorruptedBackup(t)
+	c, acked, _, damaged := startCorruptedBackup(t, false)
 	for b := 0; b < 5; b++ {
 		acked = append(acked, c.send(0, "b", 5)...)
 	}
 	c.checkPoll(c.primary(0), 0, acked)
-	st, _ := c.status(damaged, 0)
-	t.Logf("damaged replica %d: %+v", damaged, st)
-	if st.Fenced == "" {
-		t.Fatalf("the replica whose segment is damaged does not fence its partition: %+v", st)
-	}
-	// Whatever the damaged replica answers to a poll (it is a backup: 58,
-	// retry elsewhere), it is never a message.
+	// Whatever the damaged replica answers to a poll (58 as a backup, or
+	// 4011 while fenced), it is never a damaged message.
 	res, err := c.nodes[damaged].client.PollMessages(ctx(t), client.PollRequest{Consumer: client.IndividualConsumer(client.ID(1)),
 		Stream: client.ID(0), Topic: client.ID(0), Partition: 0, Strategy: client.PollOffset(0), Count: 1000})
 	if err == nil && len(res.Messages) > 0 {
-		t.Fatalf("the damaged replica served %d messages", len(res.Messages))
+		t.Fatalf("the damaged replica served %d messages as a backup", len(res.Messages))
 	}
 	t.Logf("a poll of the damaged replica: %v", err)
-}
-
-// TestAckClusterFencedReplicaDoesNotStallTheGroup: the same corruption on
-// one replica, then the primary restarts (a crash of one, over): with two
-// healthy replicas of three and one damaged, the group must go on
-// acknowledging and serving every acknowledged message.
-func TestAckClusterFencedReplicaDoesNotStallTheGroup(t *testing.T) {
-	c, acked, leader, damaged := startCorruptedBackup(t)
-	c.waitCaughtUp(damaged, 0)
-	// The primary stops and comes back: the next view's primary is the
-	// damaged replica ((view + group) % 3).
-	c.stop(leader)
-	c.waitFor("a view change", func() bool {
+	c.waitFor("the damaged replica to repair its partition", func() bool {
 		st, ok := c.status(damaged, 0)
-		return ok && st.View > 0 && st.Status == vsr.StatusNormal
+		xfer, _ := c.nodes[damaged].srv.PartitionTransferStats(0, 0, 0)
+		return ok && st.Fenced == "" && xfer.Installs > 0
 	})
-	c.boot(leader)
-	c.waitCaughtUp(leader, 0)
+	xfer, _ := c.nodes[damaged].srv.PartitionTransferStats(0, 0, 0)
 	st, _ := c.status(damaged, 0)
-	t.Logf("damaged replica %d: %+v", damaged, st)
-	if st.Serving && st.Fenced != "" {
-		_, err := c.nodes[damaged].client.SendMessages(ctx(t), client.ID(0), client.ID(0), client.PartitionID(0), []client.Message{{Payload: []byte("x")}})
-		t.Logf("a send to the damaged primary: %v", err)
-		t.Skip("defect (issue 13): a replica whose partition is fenced (damaged segment) still leads its group after a view change: " +
-			"it refuses every send (4010) and every poll past its damage (4011) while two healthy replicas are up, and nothing moves the group away from it " +
-			"(no view change, no repair from peers: segment state transfer is not bound yet)")
-	}
+	t.Logf("damaged replica %d repaired: %+v, transfer %+v", damaged, st, xfer)
+	c.waitCaughtUp(damaged, 0)
+	c.leadWith(damaged, c.boot)
 	for b := 0; b < 3; b++ {
 		acked = append(acked, c.send(0, "c", 5)...)
 	}
-	c.checkPoll(c.primary(0), 0, acked)
+	c.checkPoll(damaged, 0, acked)
+}
+
+// TestAckClusterFencedReplicaDoesNotStallTheGroup: the same corruption on
+// one replica, then the primary restarts (a crash of one, over), and the
+// next view's primary is the damaged replica ((view + group) % 3): with
+// two healthy replicas of three and one damaged, the group must go on
+// acknowledging and serving every acknowledged message. Repaired: the
+// damaged replica's transfer lifted its fence first, and it may lead.
+// Unrepairable (every chunk the peers serve arrives damaged, so its
+// transfer never installs): it stays fenced and must not lead; it hands
+// the view on (vsr.Replica.Abdicate) and the primary of the next one
+// serves.
+func TestAckClusterFencedReplicaDoesNotStallTheGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		unrepairable bool
+	}{{"repaired", false}, {"unrepairable", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, acked, leader, damaged := startCorruptedBackup(t, tc.unrepairable)
+			c.waitCaughtUp(damaged, 0)
+			if tc.unrepairable {
+				if st, _ := c.status(damaged, 0); st.Fenced == "" {
+					t.Fatalf("the damaged replica is not fenced although no transfer can install: %+v", st)
+				}
+			}
+			c.stop(leader)
+			c.waitFor("a view change", func() bool {
+				st, ok := c.status(damaged, 0)
+				return ok && st.View > 0 && st.Status == vsr.StatusNormal
+			})
+			c.boot(leader)
+			c.waitCaughtUp(leader, 0)
+			for b := 0; b < 3; b++ {
+				acked = append(acked, c.send(0, "c", 5)...)
+			}
+			st, _ := c.status(damaged, 0)
+			xfer, _ := c.nodes[damaged].srv.PartitionTransferStats(0, 0, 0)
+			t.Logf("damaged replica %d: %+v, transfer %+v", damaged, st, xfer)
+			if st.Serving && st.Fenced != "" {
+				t.Fatalf("a fenced replica leads its group: %+v", st)
+			}
+			if tc.unrepairable && (st.Fenced == "" || xfer.Installs > 0) {
+				t.Fatalf("the damaged replica installed segments although every chunk was damaged: %+v, %+v", st, xfer)
+			}
+			c.checkPoll(c.primary(0), 0, acked)
+		})
+	}
 }
 
 // startCorruptedBackup starts 3 replicas of one partition, sends 100
 // messages (flushed every 10) and flips a byte in the middle of the
 // segment file of the backup after the primary while it is down; that
-// backup is running again on return.
-func startCorruptedBackup(t *testing.T) (c *ackCluster, acked []ackedMessage, leader, damaged int) {
-	c = startAckCluster(t, 3, server.ClusterOptions{})
+// backup is running again on return. With damagedChunks every chunk of
+// a segment transfer the other replicas serve is damaged on its way.
+func startCorruptedBackup(t *testing.T, damagedChunks bool) (c *ackCluster, acked []ackedMessage, leader, damaged int) {
+	// Checkpoints every few ops: the damaged replica restores one that
+	// names flushed messages, so its repair needs the peers' files (an
+	// empty machine would be rebuilt from the ops alone).
+	c = startAckCluster(t, 3, server.ClusterOptions{CheckpointEveryOps: 4})
 	c.createTopic(1, client.Options{}.With(client.OptionMessagesRequiredToSave, client.Uint32Value(10)))
 	for b := 0; b < 20; b++ {
 		acked = append(acked, c.send(0, "a", 5)...)
@@ -296,6 +327,19 @@ func startCorruptedBackup(t *testing.T) (c *ackCluster, acked []ackedMessage, le
 	c.stop(damaged)
 	segment := ackPartitionDir(0) + "/00000000000000000000.log"
 	c.corrupt(damaged, segment, int64(c.fileSize(damaged, segment)/2))
+	if damagedChunks {
+		damage := func(chunk []byte) {
+			if len(chunk) > 0 {
+				chunk[0] ^= 1
+			}
+		}
+		for _, node := range c.nodes {
+			if node != nil {
+				node.srv.SetTransferServeHook(damage)
+			}
+		}
+		c.bootHook = func(srv *server.Server) { srv.SetTransferServeHook(damage) }
+	}
 	c.boot(damaged)
 	return c, acked, leader, damaged
 }

@@ -54,6 +54,9 @@ type metrics struct {
 	// waited for a reservation, superblock copies stored in the
 	// background.
 	recoveredOffsetsSkipped, reservationStalls, superblockStores prometheus.Counter
+	// segmentTransfers counts segment state transfers installed
+	// (partition_transfer.go).
+	segmentTransfers prometheus.Counter
 }
 
 // requestBuckets are the latency buckets of request histograms (seconds).
@@ -139,6 +142,10 @@ func newMetrics() *metrics {
 		Name: "strata_partition_superblock_stores_total", Help: "Partition superblock copies stored in the background (durable frontier, offset reservation).",
 	})
 	m.registry.MustRegister(m.recoveredOffsetsSkipped, m.reservationStalls, m.superblockStores)
+	m.segmentTransfers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_segment_transfers_total", Help: "Segment state transfers a replica installed: its segments missed the history of its group's state and were fetched from a peer.",
+	})
+	m.registry.MustRegister(m.segmentTransfers)
 	m.placedShard = m.requestsPlaced.WithLabelValues("shard")
 	m.placedForward = m.requestsPlaced.WithLabelValues("forward")
 	m.registry.MustRegister(m.requests, m.requestDuration, m.errors, m.connections, m.connectionsByTr,

@@ -34,8 +34,24 @@ import (
 // cuts flushed messages its peers cannot give back, and a checkpoint
 // transferred meanwhile (Reset again, with the peer's state) may still
 // find them.
-func (g *vsrGroup) resetClustered(*partition.Machine) error {
+//
+// What Reset does check at once is that the segments hold m's flushed
+// history: if not (a peer's checkpoint past them, a damage found at
+// open, another purge generation), it reports group.ErrMissingHistory,
+// the partition is fenced and the host repairs it by segment state
+// transfer (partition_transfer.go); the Reset after the install finds the
+// history and lifts the fence.
+func (g *vsrGroup) resetClustered(m *partition.Machine) error {
 	g.files = nil
+	g.served = nil
+	if err := g.checkHistory(m); err != nil {
+		g.truncatePending = false
+		g.missing = true
+		return g.missingHistory(err)
+	}
+	g.missing = false
+	g.liftFence()
+	g.repairable = false
 	g.truncatePending = true
 	return nil
 }
@@ -54,7 +70,7 @@ func (g *vsrGroup) resetToMachine(m *partition.Machine) error {
 	}
 	if err := p.log.TruncateTo(upTo); err != nil {
 		if errors.Is(err, storage.ErrLogShort) {
-			err = fmt.Errorf("partition %s: the group's state holds messages up to offset %d, the segments end before it: missing history (segment state transfer is not bound yet): %w",
+			err = fmt.Errorf("partition %s: the group's state holds messages up to offset %d, the segments end before it: missing history: %w",
 				p.dir, upTo, err)
 		} else {
 			err = fmt.Errorf("partition %s: cut the segments back to offset %d: %w", p.dir, upTo, err)
@@ -66,6 +82,7 @@ func (g *vsrGroup) resetToMachine(m *partition.Machine) error {
 		p.fence(err)
 		return err
 	}
+	g.served = nil
 	p.publishCounters()
 	return nil
 }

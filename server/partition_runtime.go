@@ -68,6 +68,9 @@ type partitionRuntime struct {
 	// log is the segment log; it keeps the partition superblock (durable
 	// frontier and offset reservation).
 	log *storage.Log
+	// logOptions are the options log was opened with, without its
+	// superblock (a segment transfer reopens it: partition_transfer.go).
+	logOptions storage.LogOptions
 	// reservation is how many offsets are reserved ahead of need
 	// (system.partition.offset_reservation).
 	reservation uint64
@@ -155,12 +158,14 @@ func runOnOwner(on, owner *shard.Shard, fn func()) error {
 func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb loadedSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
 	fs := s.shardFS[owner.ID()]
-	log, report, err := storage.OpenLog(fs, dir, storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments,
-		Superblock: &sb.sb, SuperblockErr: sb.err})
+	logOptions := storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments}
+	withSuperblock := logOptions
+	withSuperblock.Superblock, withSuperblock.SuperblockErr = &sb.sb, sb.err
+	log, report, err := storage.OpenLog(fs, dir, withSuperblock)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, owner: owner, reservation: s.cfg.System.Partition.OffsetReservation}
+	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, logOptions: logOptions, owner: owner, reservation: s.cfg.System.Partition.OffsetReservation}
 	p.superblockSyncedFn = p.superblockSynced
 	streamLabel, topicLabel := strconv.FormatUint(uint64(k.stream), 10), strconv.FormatUint(uint64(k.topic), 10)
 	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)
@@ -278,6 +283,12 @@ func (p *partitionRuntime) send(env partition.Envelope, batch []byte) ([]byte, w
 // the batches are kept in (no gather copy) and reports them flushed. A
 // failed write fences the partition. It runs on the owning shard.
 func (p *partitionRuntime) flushUpTo(upto uint64) error {
+	if p.vsr != nil && p.vsr.missing {
+		// The segments miss history a peer's files will bring: nothing is
+		// appended after the hole, the batches stay in the machine until
+		// the transfer installs it (partition_transfer.go).
+		return nil
+	}
 	batches := p.machine.Unflushed()
 	n := 0
 	for n < len(batches) {

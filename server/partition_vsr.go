@@ -118,6 +118,16 @@ type vsrGroup struct {
 	// tk is the group's place in its shard's tick schedule
 	// (replica_ticks.go).
 	tk groupTicks
+	// missing: the segments miss history of the host's machine (a Reset
+	// found it): nothing is flushed or deleted until a segment transfer
+	// installs it (partition_transfer.go). repairable: the partition's
+	// fence is that state's (or a damage found at open), which the
+	// transfer lifts.
+	missing, repairable bool
+	// served is the manifest last served to a peer; staged the receiving
+	// side's staging area.
+	served *servedManifest
+	staged stagedTransfer
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -184,7 +194,7 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	}
 	st.wal = wal
 	g.storage = st
-	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery},
+	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes},
 		group.Binding{Storage: st, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
 	if err != nil {
 		return errors.Join(err, st.close())
@@ -265,11 +275,16 @@ func (g *vsrGroup) Deliver(r group.Reply) {
 // CarryOut implements group.Effects with the partition's storage code.
 func (g *vsrGroup) CarryOut(_ *partition.Machine, e partition.Effect) (uint64, wire.ErrorCode, error) {
 	p := g.p
+	if g.missing && e.Kind == partition.EffectSegmentsDeleted {
+		// The segments miss history: the transfer brings the range from
+		// the machine's (new) first offset.
+		return 0, wire.ErrorCodeOK, nil
+	}
 	status, err := p.carryOut(e)
 	if err != nil {
 		return 0, status, err
 	}
-	if e.Kind == partition.EffectFlush && p.persisted && g.storage.wal == nil {
+	if e.Kind == partition.EffectFlush && p.persisted && g.storage.wal == nil && !g.missing {
 		// A group of one syncs its segments before the reply; with a
 		// prepare WAL the op is durable on a quorum before it committed.
 		return g.syncTicket(), wire.ErrorCodeOK, nil
@@ -337,7 +352,7 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 		return g.resetClustered(m)
 	}
 	if g.files == nil {
-		return fmt.Errorf("partition %s: storage reset after open (state transfer is not bound yet)", g.p.dir)
+		return fmt.Errorf("partition %s: storage reset after open in a group of one", g.p.dir)
 	}
 	descriptorNext, descriptorPurge := m.NextOffset(), m.PurgeGeneration()
 	if err := m.Restore(g.files); err != nil {
@@ -360,9 +375,14 @@ func (g *vsrGroup) Reset(m *partition.Machine) error {
 // missingHistory fences the partition at once and hands err (wrapping
 // group.ErrMissingHistory) to the host, which then takes no checkpoint
 // over the hole and keeps Err set: a group of one has no peer to repair
-// it from (the binding implements no group.SegmentTransfer yet).
+// it from; a replica of a cluster fetches the history from a peer
+// (segment state transfer, partition_transfer.go), which lifts the fence.
 func (g *vsrGroup) missingHistory(err error) error {
-	g.p.fence(err)
+	p := g.p
+	if p.fenced == nil || p.log.Fenced() != nil {
+		g.repairable = true
+	}
+	p.fence(err)
 	return err
 }
 
@@ -407,6 +427,7 @@ func (g *vsrGroup) AfterApply(_ uint64, operation uint8, body []byte, code wire.
 // close answers every waiter still pending and closes consensus.vsr.
 func (g *vsrGroup) close() error {
 	g.closed = true
+	g.DiscardStaged()
 	for req, done := range g.waiting {
 		delete(g.waiting, req)
 		done.complete(applied{status: wire.ErrTransientNotCommitted})
@@ -661,4 +682,7 @@ func (g *vsrGroup) logGroupFailure() {
 		g.p.s.log.Error("a committed partition operation failed locally; the partition is fenced", zap.String("dir", g.p.dir), zap.Error(err))
 		g.p.fence(err)
 	}
+	// A fenced partition must not lead its group (the host abdicates for
+	// its own failures; this covers the binding's).
+	g.host.SetFenced(g.p.fenced != nil)
 }

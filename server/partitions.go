@@ -294,6 +294,9 @@ func (ps *partitionSet) openAll() error {
 // reopen opens one existing partition at boot.
 func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.Partition) error {
 	dir := ps.partitionDir(k)
+	if err := finishSegmentInstall(ps.s, dir); err != nil {
+		return err
+	}
 	sb, report, err := storage.LoadPartitionSuperblock(ps.s.fs, dir)
 	loaded := loadedSuperblock{sb: sb, valid: report.Valid}
 	if err != nil {

@@ -157,6 +157,10 @@ type Server struct {
 	// partitionOpObserver sees every partition operation applied (a test
 	// hook, partition_submit.go); unset in production.
 	partitionOpObserver partitionOpObserver
+	// transferServeHook sees every chunk of a segment transfer this
+	// server serves, before it leaves (a test hook, partition_transfer.go);
+	// unset in production.
+	transferServeHook atomic.Pointer[func(chunk []byte)]
 	// cluster is the replica plane's configuration; replicaStop ends its
 	// ticker, which closes replicaStopped (replica_plane.go).
 	cluster                     ClusterOptions

@@ -158,6 +158,11 @@ type Replica struct {
 	// foreignGroup counts messages of this cluster addressed to another
 	// group, dropped by Step.
 	foreignGroup uint64
+	// abdicating: the host cannot serve the state machine; the replica
+	// starts no view of its own (abdicate.go). abdications counts the
+	// views it handed on.
+	abdicating  bool
+	abdications uint64
 	// applied remembers the checksums of recently applied ops (invariants
 	// builds only): an applied op's header never changes.
 	applied []appliedMark

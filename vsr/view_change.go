@@ -186,12 +186,16 @@ func (r *Replica) startView() {
 		}
 		holdable = holdable && r.chainConnects(headers)
 	}
-	if !holdable {
+	if !holdable || (r.abdicating && !r.restart.active) {
 		// This replica cannot hold the view's log: its checkpoint is too
 		// far behind the log's head for its journal, or its log does not
 		// reach the chain. It must not lead the view (a primary holds every
 		// op of its view, durably); the primary of the next view takes over
-		// and this replica joins that view by catching up first.
+		// and this replica joins that view by catching up first. So does
+		// a replica whose host cannot serve (abdicate.go).
+		if r.abdicating {
+			r.abdications++
+		}
 		r.startViewChange(r.view + 1)
 		return
 	}

@@ -82,6 +82,11 @@ type Config struct {
 	// fenced the partition
 	// (scenarios/bug_broker_checkpoint_before_segment_sync_1495.txt).
 	CheckpointEveryOps uint64
+	// TransferChunkBytes bounds the bytes of one chunk of a segment state
+	// transfer (transfer.go): what a serving replica reads from its files
+	// and sends in one message. Zero means as large as a message allows
+	// (Replica.MessageSizeMax).
+	TransferChunkBytes int
 }
 
 // Syncer is the part of Effects that serves descriptor checkpoints
@@ -244,6 +249,22 @@ type Host struct {
 	reads        []pendingRead
 	ticks        uint64
 	servingReads bool
+	// bindingFenced: the binding fenced the partition for a reason of its
+	// own (SetFenced); the replica abdicates as for Err.
+	bindingFenced bool
+}
+
+// SetFenced tells the host whether the binding fenced the partition
+// (a storage failure it found outside an effect): while fenced, the
+// replica never leads its group (vsr.Replica.SetAbdicating).
+func (h *Host) SetFenced(fenced bool) {
+	if h.bindingFenced == fenced {
+		return
+	}
+	h.bindingFenced = fenced
+	if h.cfg.Replica.ReplicaCount > 1 {
+		h.replica.SetAbdicating(fenced || h.Err() != nil)
+	}
 }
 
 // pendingRead is a read waiting for its ticket to be ready.
@@ -435,6 +456,13 @@ func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 // runs after every input, outside the replica's apply loop (CheckpointAt
 // takes only applied ops).
 func (h *Host) afterInput() {
+	if h.cfg.Replica.ReplicaCount > 1 {
+		// A fenced partition refuses every send and poll: this replica
+		// must not lead its group (vsr.Replica.Abdicate says why that is
+		// safe). It still acks and votes; its repair (transfer.go) lifts
+		// the fence.
+		h.replica.SetAbdicating(h.Err() != nil || h.bindingFenced)
+	}
 	h.serveReads()
 	c := &h.candidate
 	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {

@@ -48,6 +48,12 @@ import (
 // partition and, with SegmentTransfer, repairs it from a peer.
 var ErrMissingHistory = errors.New("group: segments miss flushed history")
 
+// ErrInstallFailed is what an InstallStaged error wraps when the binding
+// could not bring its storage back to a state it serves (the live segment
+// files were closed and could not be reopened): the host fails (Err)
+// instead of starting the transfer over.
+var ErrInstallFailed = errors.New("group: segment install left storage unusable")
+
 // SegmentTransfer is an Effects that serves and installs segment state
 // transfer. Serving reads from the partition's files; installing writes a
 // staging area first and renames into place.
@@ -208,7 +214,11 @@ func (h *Host) TransferStats() TransferStats {
 
 // chunkMax is the largest chunk a Segments message carries.
 func (h *Host) chunkMax() int {
-	return max(int(h.cfg.Replica.MessageSizeMax)-vsr.HeaderSize-segmentRequestSize-64, 512)
+	n := max(int(h.cfg.Replica.MessageSizeMax)-vsr.HeaderSize-segmentRequestSize-64, 512)
+	if c := h.cfg.TransferChunkBytes; c > 0 {
+		n = min(n, max(c, 512))
+	}
+	return n
 }
 
 // transferCommand reports whether m is the host's, not the replica's.
@@ -456,6 +466,13 @@ func (h *Host) nextChunk() {
 	}
 	man := f.manifest
 	if err := h.transfer.InstallStaged(man); err != nil {
+		if errors.Is(err, ErrInstallFailed) {
+			h.fetch = segmentFetch{installs: f.installs, restarts: f.restarts}
+			if h.failed == nil {
+				h.failed = fmt.Errorf("group %d: install a segment transfer: %w", h.cfg.Replica.Group, err)
+			}
+			return
+		}
 		h.startFetch()
 		return
 	}
