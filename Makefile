@@ -6,7 +6,7 @@ FUZZTIME ?= 30s
 SEEDS ?= 10000
 PARALLEL ?= 2
 
-.PHONY: swarm-narrow all build run test test-short fuzz swarm soak lint clean certs
+.PHONY: swarm-narrow all build run test test-short fuzz swarm soak kill-loop lint clean certs
 
 # What `strata --version` (and every binary's) reports: the commit and the
 # build date, stamped with -X (VCS stamping may be off, e.g. GOFLAGS=
@@ -65,6 +65,15 @@ swarm: build
 
 soak: build
 	./$(BIN)/strata-sim swarm --seeds 100000 --parallel $(PARALLEL)
+
+# Issue 13's kill -9 loop against the real binary: a persisted topic
+# (messages and consumer offsets), concurrent producers and consumers,
+# SIGKILL at a random moment each round, every acknowledged message and
+# offset checked after each restart. make test runs 5 rounds.
+KILL_ROUNDS ?= 100
+kill-loop:
+	STRATA_TEST_KILL_ROUNDS=$(KILL_ROUNDS) $(GO) test -count=1 -timeout 60m -v \
+	  -run '^TestKill9LoopPersistedLosesNothingAcknowledged$$' ./cmd/strata-server/
 
 # Issue 12's narrowed setting: persisted, 3 replicas, frequent crashes (half
 # of them power losses), slow IO and single-replica partitions. Every other

@@ -16,7 +16,7 @@ const allocsPerBatchSlack = 3
 // allocsServer starts a server with one topic of one partition and a
 // connection bound as root, driven through handleFrame (the path every
 // transport takes after reading a frame).
-func allocsServer(t *testing.T) (*Server, *connection) {
+func allocsServer(t testing.TB) (*Server, *connection) {
 	t.Helper()
 	cfg, err := config.Load("", []string{"STRATA_SYSTEM_PATH=" + t.TempDir(), "STRATA_TCP_ENABLED=false"})
 	if err != nil {

@@ -412,7 +412,11 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 		Request:   request,
 		Operation: operation,
 	}, Body: body}
-	m.Seal()
+	if sum, ok := h.trustedBodySum(operation, body); ok {
+		m.SealBody(sum)
+	} else {
+		m.Seal()
+	}
 	if h.cfg.Replica.Bugs.Has(vsr.BugOffsetStoreBeforeCommit) && operation == partition.OperationStoreConsumerOffset {
 		h.plantedApplyBeforeCommit(operation, body)
 	}

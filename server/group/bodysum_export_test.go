@@ -1,0 +1,4 @@
+package group
+
+// SendDigest exposes sendDigest to the external tests.
+var SendDigest = sendDigest
