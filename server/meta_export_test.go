@@ -87,10 +87,14 @@ func MetaJournalForTest(dir string, slots uint32) (uint64, []MetaJournalEntryFor
 		}
 		operation := wire.Operation(m.Operation)
 		switch m.Operation {
-		case group.OperationRegister:
+		case vsr.OperationRegister:
 			operation = wire.OpRegister
 		case group.OperationLogout:
 			operation = wire.OpLogout
+		case group.OperationInternal:
+			if len(m.Body) > 0 {
+				operation = wire.Operation(m.Body[0])
+			}
 		}
 		entries = append(entries, MetaJournalEntryForTest{Op: rec.Op, Operation: operation, PrepareAt: at, HeaderAt: headers + slot*vsr.SectorSize})
 	}

@@ -45,7 +45,7 @@ const (
 	metaSuperblockB      = "superblock.b"
 	metaWALMagic         = "SMVW"
 	metaSnapshotMagic    = "SMVC"
-	metaFormatVersion    = 2
+	metaFormatVersion    = 3
 	metaHeaderSize       = vsr.SectorSize
 	metaWALSuperblocks   = 2 // sectors after the header
 	metaSuperblockCopies = vsr.SuperblockCopies
