@@ -56,6 +56,9 @@ type metaStore struct {
 	want    func(group.Reply) bool
 	reply   *group.Reply
 	evicted []vsr.Uint128
+	// changed is set when an op applied to the machine since the read
+	// view was last published.
+	changed bool
 	// opened is set once the group is open: ops applied before are the
 	// journal's, replayed at boot.
 	opened    bool
@@ -197,7 +200,7 @@ func (m *metaStore) snapshot() *metadata.Machine { return m.view.Load() }
 // disk. At boot (the journal's ops above the checkpoint, applied again by
 // the group's open) they are only recorded: the partition set reconciles
 // the disk with the final state after the replay.
-func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, _ uint8, _ []byte, effects []metadata.Effect) {
+func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, operation uint8, _ []byte, effects []metadata.Effect) {
 	if !m.opened {
 		m.replayed++
 		for _, effect := range effects {
@@ -209,6 +212,9 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, _ uint8, 
 		return
 	}
 	m.s.metrics.metadataOps.Inc()
+	if operation != group.OperationLogout {
+		m.changed = true
+	}
 	for _, effect := range effects {
 		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
 			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
@@ -310,7 +316,6 @@ func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (
 		return group.Reply{}, m.failed
 	}
 	checkpointBefore := m.host.Replica().CheckpointOp()
-	commitBefore := m.host.Replica().CommitNumber()
 	m.want, m.reply = want, nil
 	m.loop.enter()
 	submit()
@@ -337,10 +342,10 @@ func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (
 		m.s.metrics.metadataCheckpoints.Inc()
 		m.s.log.Debug("metadata checkpoint", zap.Uint64("op", cp))
 	}
-	if m.host.Replica().CommitNumber() != commitBefore {
-		// A committed change (a session op too: the view is rebuilt from
-		// the machine, which a session op leaves as it was, so this only
-		// costs a copy).
+	if m.changed {
+		// The machine changed (a session op leaves it as it was, and the
+		// read view with it).
+		m.changed = false
 		if err := m.publishLocked(); err != nil {
 			m.s.log.Error("metadata read view not republished", zap.Uint64("op", r.Op), zap.Error(err))
 		}
