@@ -167,3 +167,12 @@ func (f *fixtureRecorder) Applied(*metadata.Machine, uint64, uint64, uint8, []by
 type fixtureClock struct{ now *uint64 }
 
 func (c fixtureClock) RealtimeMicros() uint64 { return *c.now }
+
+// MetaSyncsForTest returns how many file syncs the metadata group's
+// storage has made, and how many ops the group has committed.
+func MetaSyncsForTest(s *Server) (syncs, ops uint64) {
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	_ = s.meta.onWriter(func() error { ops = s.meta.host.Replica().CommitNumber(); return nil })
+	return s.meta.storage.fsyncs.Load(), ops
+}

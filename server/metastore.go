@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -56,6 +57,8 @@ type metaStore struct {
 	want    func(group.Reply) bool
 	reply   *group.Reply
 	evicted []vsr.Uint128
+	// sealTimer flushes the seals of an idle group (flushSeals).
+	sealTimer shard.TimerID
 	// changed is set when an op applied to the machine since the read
 	// view was last published.
 	changed bool
@@ -79,6 +82,11 @@ var metaGroupClient = vsr.Uint128{Lo: 1}
 // the metadata group carries (larger ones are answered 4022): above the
 // largest a CreateTopic's options allow (100,000 bytes of options, PROTOCOL.md).
 const metaMessageBodyMax = 256 << 10
+
+// metaSealFlushInterval is how soon an idle metadata group makes the
+// seals of its latest ops durable (vsr.Config.SealLazily: a busy group's
+// seals ride the next op's sync).
+const metaSealFlushInterval = 100 * time.Millisecond
 
 // metaClientRepliesMax is how many committed replies a session caches for
 // duplicates (PROTOCOL.md §1.9: the reference server keeps a ring of 5).
@@ -105,6 +113,9 @@ func metaReplicaConfig(cfg config.Metadata) vsr.Config {
 	c.MessageSizeMax = uint32(min(size, vsr.MessageSizeMaxLimit))
 	c.WALBytesMax = max(c.WALBytesMax, 2*uint64(c.MessageSizeMax))
 	c.CheckpointSizeMax = metaCheckpointMax
+	// One sync per op, not two: the seal rides the next op's sync, or
+	// the idle flush (metaSealFlushInterval).
+	c.SealLazily = true
 	return c
 }
 
@@ -128,6 +139,11 @@ func openMetaStore(s *Server) (*metaStore, error) {
 	if err := m.publishLocked(); err != nil {
 		return nil, errors.Join(err, m.onWriter(m.storage.close))
 	}
+	timer, err := m.writer.Every(metaSealFlushInterval, m.flushSeals)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("metadata seal flush timer: %w", err), m.onWriter(m.storage.close))
+	}
+	m.sealTimer = timer
 	return m, nil
 }
 
@@ -358,11 +374,30 @@ func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (
 // journaled.
 var errJournalFull = errors.New("metadata journal full")
 
-// close closes the journal.
+// flushSeals makes the seals of the latest ops durable while the group is
+// idle (a task of the writer).
+func (m *metaStore) flushSeals() {
+	if m.failed != nil || m.host == nil || !m.host.Replica().SealsPending() {
+		return
+	}
+	m.loop.enter()
+	m.host.SyncSeals()
+	m.loop.leave()
+	if err := m.host.Err(); err != nil && m.failed == nil {
+		m.failed = fmt.Errorf("%w: %v", errStorage, err)
+		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
+	}
+}
+
+// close makes the last seals durable and closes the journal.
 func (m *metaStore) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.onWriter(m.storage.close)
+	return m.onWriter(func() error {
+		m.writer.Cancel(m.sealTimer)
+		m.flushSeals()
+		return m.storage.close()
+	})
 }
 
 // releaseSession ends the session of a closed connection (PROTOCOL.md

@@ -2,7 +2,12 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
+	"time"
+
+	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/server"
 )
 
 // TestSessionSurvivesRestart: sessions are the metadata group's client
@@ -54,4 +59,46 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if err != nil || len(streams) != 3 {
 		t.Fatalf("streams after restart: %d (%v), want 3: no duplicate applied twice", len(streams), err)
 	}
+}
+
+// TestLoginLogoutSyncs logs in (personal access token) and out over TCP
+// 1,000 times and logs the time and the metadata journal's file syncs
+// per committed op: a metadata op costs one sync (its seal rides the next
+// op's sync, vsr.Config.SealLazily), where it took two in a row. The
+// figures are in the log, not asserted (vsr's
+// TestSealLazilyOneSyncPerOp asserts the count deterministically).
+func TestLoginLogoutSyncs(t *testing.T) {
+	const rounds = 1000
+	ts := startServer(t, t.TempDir())
+	root := ts.connect()
+	token, err := root.CreatePersonalAccessToken(ctx(t), "churn", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(ctx(t), ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	syncs0, ops0 := server.MetaSyncsForTest(ts.srv)
+	started := time.Now()
+	for i := range rounds {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if _, err := c.LoginWithToken(cctx, token); err != nil {
+			cancel()
+			t.Fatalf("login %d: %v", i, err)
+		}
+		if err := c.Logout(cctx); err != nil {
+			cancel()
+			t.Fatalf("logout %d: %v", i, err)
+		}
+		cancel()
+	}
+	elapsed := time.Since(started)
+	syncs, ops := server.MetaSyncsForTest(ts.srv)
+	if ops-ops0 != 2*rounds {
+		t.Fatalf("%d metadata ops committed for %d logins and logouts", ops-ops0, 2*rounds)
+	}
+	t.Logf("%d TCP PAT logins and logouts in %v (%v per op): %d journal syncs for %d ops, %.2f per op",
+		rounds, elapsed, elapsed/time.Duration(2*rounds), syncs-syncs0, ops-ops0, float64(syncs-syncs0)/float64(ops-ops0))
 }

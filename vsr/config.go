@@ -153,6 +153,19 @@ type Config struct {
 	// no restart reloads it, so keeping it only costs memory (the header
 	// stays for the chain).
 	ReleaseApplied bool
+	// SealLazily lets a persisted group of one count a prepare as held
+	// (commit and reply) once the prepare is durable, before its
+	// HeaderDurable record (the seal) is: the seal is written at once and
+	// made durable by the next sync (the next prepare's, or SyncSeals), so
+	// that an op costs one sync instead of two in a row. A restart reloads
+	// a durable prepare without its seal (and writes the seal again); what
+	// the seal adds is that a later read failure of the prepare's sectors
+	// stops the open (ErrJournalFaulty) instead of cutting the log before
+	// it, and until the seal is durable that protection is missing for the
+	// ops committed since the last sync. Only a persisted group of one may
+	// set it: a replica with peers acks only sealed prepares, since its
+	// acks are votes.
+	SealLazily bool
 	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
 	// --bug flag set it; production code must leave it zero.
 	Bugs BugSet
@@ -230,6 +243,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: sessionless operations below %d", ErrConfig, OperationUserMin)
 	case c.EndsSession[0]&(1<<OperationUserMin-1) != 0:
 		return fmt.Errorf("%w: session-ending operations below %d", ErrConfig, OperationUserMin)
+	case c.SealLazily && (c.ReplicaCount != 1 || c.Durability != Persisted):
+		return fmt.Errorf("%w: lazy seals need a persisted group of one", ErrConfig)
 	case c.ClientRepliesMax > 64:
 		return fmt.Errorf("%w: client replies max %d over 64", ErrConfig, c.ClientRepliesMax)
 	case c.ClientsPerOwnerMax > c.ClientsMax:

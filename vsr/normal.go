@@ -431,7 +431,8 @@ func (r *Replica) prepareReady(op, recorded uint64) bool {
 		return false
 	}
 	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
-		return e.sealed && op <= recorded && r.sb.viewDurable(r.view, r.logView)
+		held := e.sealed || (r.cfg.SealLazily && e.durable)
+		return held && op <= recorded && r.sb.viewDurable(r.view, r.logView)
 	}
 	return true
 }

@@ -253,6 +253,11 @@ func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operatio
 	h.submitting = wasSubmitting
 }
 
+// SyncSeals makes the seals written lazily durable (vsr.Config.SealLazily:
+// a prepare is committed once durable, and its seal rides the next sync):
+// the binding calls it when the group is idle.
+func (h *MetaHost) SyncSeals() { h.replica.SyncSeals() }
+
 // Session returns client's session in the group's client table (applied
 // state: what a restart restores too).
 func (h *MetaHost) Session(client vsr.Uint128) (vsr.ClientSession, bool) {
