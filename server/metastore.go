@@ -42,7 +42,7 @@ type metaStore struct {
 	// committed change: readers on any goroutine (shard) load it without
 	// taking mu (DESIGN.md decision 9, the Go form of left-right). Only
 	// the writer, under mu, touches machine itself.
-	view     atomic.Pointer[metadata.Machine]
+	view    atomic.Pointer[metadata.Machine]
 	host    *group.MetaHost
 	storage *metaFileStorage
 	loop    hostLoop

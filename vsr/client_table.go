@@ -62,7 +62,7 @@ type clientTable struct {
 	perOwnerMax int
 	// repliesMax is how many replies an entry caches (at least 1).
 	repliesMax int
-	entries     []clientEntry
+	entries    []clientEntry
 	// index maps a client to its position in entries.
 	index map[Uint128]int
 	// owned counts the sessions of each non-zero owner.
