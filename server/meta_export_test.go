@@ -125,7 +125,7 @@ type MetaOpForTest struct {
 func WriteMetadataDirForTest(dir string, slots uint32, ops []MetaOpForTest) error {
 	fsys := storage.OSFS{}
 	loop := &hostLoop{}
-	rc := metaReplicaConfig(config.Metadata{JournalSlots: slots})
+	rc := metaReplicaConfig(config.Metadata{JournalSlots: slots, ClientsTableMax: 8192, ClientsPerUserMax: 1024})
 	st, err := openMetaFileStorage(fsys, dir, loop, &rc)
 	if err != nil {
 		return err
@@ -153,6 +153,12 @@ func WriteMetadataDirForTest(dir string, slots uint32, ops []MetaOpForTest) erro
 		if rec.reply == nil || rec.reply.Disposition != vsr.DispositionNone {
 			openErr = fmt.Errorf("op %d (operation %d): not committed (%+v, %v)", i, op.Operation, rec.reply, host.Err())
 		}
+	}
+	if openErr == nil {
+		loop.enter()
+		host.SyncSeals()
+		loop.leave()
+		openErr = host.Err()
 	}
 	return errors.Join(openErr, st.close())
 }
