@@ -129,12 +129,12 @@ func (s *Server) evictStale(h connHeartbeat) {
 		s.meta.mu.Unlock()
 		return
 	}
-	if _, _, err := s.meta.submitLocked(uint8(wire.OpLogout), encodeSessionOp(client, h.userID)); err != nil {
+	if _, err := s.meta.logoutLocked(client); err != nil {
 		s.meta.mu.Unlock()
 		s.log.Warn("heartbeat eviction: logout failed", zap.Error(err))
 		return
 	}
-	s.meta.sessions.logout(client)
+	s.meta.bindings.unbind(client)
 	h.conn.unbind()
 	s.meta.mu.Unlock()
 	s.log.Info("evicted a stale consumer-group member", zap.Uint32("connection_id", h.conn.id), zap.String("address", h.conn.address))

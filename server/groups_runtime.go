@@ -216,7 +216,7 @@ func (s *Server) completeDueHandOffs(target *groupTarget) {
 func (s *Server) releaseGroupMemberships(client wire.Uint128) {
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	if entry, ok := s.meta.sessions.lookup(client); ok && entry.conn != nil {
+	if s.meta.bindings.live(client) {
 		return
 	}
 	s.releaseGroupMembershipsLocked(client)

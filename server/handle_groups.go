@@ -132,7 +132,7 @@ func (s *Server) prepareGroupWrite(operation wire.Operation, body []byte) (metad
 // client id (the envelope's). A committed delete drops the group's
 // offsets through its EffectConsumerGroupDeleted (partitions.go).
 func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []byte) response {
-	_, userID, client, _ := c.binding()
+	_, userID, client, session := c.binding()
 	if h.Operation == wire.OpJoinConsumerGroup {
 		// No group poll may pass its fence between the in-flight
 		// computation and the commit of the join (lock order: groupPollMu,
@@ -149,7 +149,7 @@ func (s *Server) handleGroupWrite(c *connection, h *wire.RequestHeader, body []b
 
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	return s.sequenceLocked(h, client, encoded, nil, nil)
+	return s.sequenceLocked(h, client, session, encoded, nil, nil)
 }
 
 // submitInternalLocked sequences an internal metadata operation (member

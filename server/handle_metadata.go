@@ -2,10 +2,11 @@ package server
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/metadata"
+	"github.com/stratabroker/strata/vsr"
 )
 
 // Limits of metadata requests checked before sequencing (PROTOCOL.md §5).
@@ -27,7 +28,7 @@ type prepared struct {
 // handleMetadataWrite runs a metadata operation (128..149): decode and
 // pre-process, then deduplicate and sequence it under the metadata lock.
 func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body []byte) response {
-	_, userID, client, _ := c.binding()
+	_, userID, client, session := c.binding()
 	switch h.Operation {
 	case wire.OpCreateConsumerGroup, wire.OpDeleteConsumerGroup, wire.OpJoinConsumerGroup, wire.OpLeaveConsumerGroup:
 		// Consumer groups (handle_groups.go).
@@ -42,7 +43,7 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	return s.sequenceLocked(h, client, encoded, nil, func(reply []byte) []byte {
+	return s.sequenceLocked(h, client, session, encoded, nil, func(reply []byte) []byte {
 		if p.token == "" {
 			return reply
 		}
@@ -56,41 +57,45 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 // the state the operation applies to; onSuccess may rewrite the reply of
 // a committed success before it is cached. The caller holds the metadata
 // lock for writing.
-func (s *Server) sequenceLocked(h *wire.RequestHeader, client wire.Uint128, encoded []byte, prepare func(), onSuccess func(reply []byte) []byte) response {
+func (s *Server) sequenceLocked(h *wire.RequestHeader, client wire.Uint128, session uint64, encoded []byte, prepare func(), onSuccess func(reply []byte) []byte) response {
 	replyOperation := wire.ResultReplyOperation(h.Operation)
-	entry, ok := s.meta.sessions.lookup(client)
-	if !ok {
-		return response{evict: wire.EvictNoSession}
+	if prepare != nil {
+		prepare()
 	}
-	if cached, ok := entry.cached(h.Request); ok {
-		if !cached.checksum.IsZero() && !h.RequestChecksum.IsZero() && cached.checksum != h.RequestChecksum {
+	r, err := s.meta.submitRequestLocked(group.MetaRequest{
+		Client: groupClient(client), Session: session, Request: h.Request,
+		Tag:       vsr.Uint128{Lo: h.RequestChecksum.Lo, Hi: h.RequestChecksum.Hi},
+		Operation: uint8(h.Operation), Body: encoded,
+	})
+	switch {
+	case err != nil:
+		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
+	case r.Evicted:
+		s.meta.bindings.unbind(client)
+		return response{evict: wire.EvictNoSession}
+	case r.Disposition == vsr.DispositionTooLarge:
+		// Retrying cannot help: the request does not fit a prepare.
+		return response{body: resultCode(wire.ErrTooBigMessagePayload), operation: replyOperation}
+	case r.Disposition != vsr.DispositionNone:
+		// 57, 58 or 59 (group.Code): in flight, overloaded, already applied.
+		return response{body: resultCode(r.Code), operation: replyOperation}
+	case r.Replayed:
+		tag := wire.Uint128{Lo: r.Tag.Lo, Hi: r.Tag.Hi}
+		if !tag.IsZero() && !h.RequestChecksum.IsZero() && tag != h.RequestChecksum {
+			// The request number of another request: dropped.
 			return response{drop: true}
 		}
 		if h.Operation == wire.OpCreatePersonalAccessToken {
 			// The raw token is never stored, so it cannot be replayed.
 			return response{body: resultCode(wire.ErrPersonalAccessTokenAlreadyExists), operation: replyOperation}
 		}
-		return response{body: cached.body, operation: cached.operation, op: cached.op, commit: cached.op}
+		return response{body: r.Body, operation: replyOperation, op: r.Op, commit: r.Op}
 	}
-	if h.Request <= entry.watermark {
-		return response{body: resultCode(wire.ErrRequestAlreadyApplied), operation: replyOperation}
-	}
-	if prepare != nil {
-		prepare()
-	}
-	op, reply, err := s.meta.submitLocked(uint8(h.Operation), encoded)
-	if errors.Is(err, errMetaTooLarge) {
-		// Retrying cannot help: the request does not fit a prepare.
-		return response{body: resultCode(wire.ErrTooBigMessagePayload), operation: replyOperation}
-	}
-	if err != nil {
-		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
-	}
+	reply := r.Body
 	if code, ok := metadata.ReplyCode(reply); ok && code == metadata.CodeOK && onSuccess != nil {
 		reply = onSuccess(reply)
 	}
-	entry.commit(cachedReply{request: h.Request, checksum: h.RequestChecksum, operation: replyOperation, body: reply, op: op})
-	return response{body: reply, operation: replyOperation, op: op, commit: op}
+	return response{body: reply, operation: replyOperation, op: r.Op, commit: r.Op}
 }
 
 // tokenReply is the success body of CreatePersonalAccessToken: the raw

@@ -57,22 +57,24 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	}
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	entry, exists := s.meta.sessions.lookup(h.Client)
-	if exists && entry.userID != userID {
+	session, outcome, err := s.meta.registerLocked(h.Client, userID)
+	switch outcome {
+	case registerOtherUser:
 		return response{evict: wire.EvictSessionError}
-	}
-	if !exists && !s.meta.sessions.admits(userID) {
+	case registerTableFull:
 		// Full of other users' sessions: none of them is displaced.
 		s.log.Warn("login refused: the client table is full", zap.String("address", c.address), zap.Uint32("user_id", userID))
 		return response{body: resultCode(wire.ErrTransientNotAccepted)}
-	}
-	op, _, err := s.meta.submitLocked(uint8(wire.OpRegister), encodeSessionOp(h.Client, userID))
-	if err != nil {
+	case registerFailed:
+		if err != nil {
+			s.log.Warn("login not committed", zap.Error(err))
+		}
 		return response{body: resultCode(wire.ErrTransientNotCommitted)}
 	}
-	s.meta.sessions.register(h.Client, userID, op, c)
-	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user_id", userID), zap.Uint64("session_id", op))
-	return response{body: registerReply(userID, op), op: op, commit: op}
+	s.meta.bindings.bind(h.Client, userID, session, c)
+	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user_id", userID), zap.Uint64("session_id", session),
+		zap.Bool("resumed", outcome == registerResumed))
+	return response{body: registerReply(userID, session), op: session, commit: session}
 }
 
 // authenticate checks a login's credentials: the password shape first,
@@ -161,17 +163,17 @@ func resultCode(code wire.ErrorCode) []byte {
 // handleLogout ends the connection's session (§2.4); an unbound
 // connection gets the same empty success.
 func (s *Server) handleLogout(c *connection, h *wire.RequestHeader) response {
-	bound, userID, client, _ := c.binding()
+	bound, _, client, _ := c.binding()
 	if !bound {
 		return response{}
 	}
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	op, _, err := s.meta.submitLocked(uint8(wire.OpLogout), encodeSessionOp(client, userID))
+	op, err := s.meta.logoutLocked(client)
 	if err != nil {
 		return deny(wire.ErrTransientNotCommitted)
 	}
-	s.meta.sessions.logout(client)
+	s.meta.bindings.unbind(client)
 	s.releaseGroupMembershipsLocked(client)
 	c.unbind()
 	return response{op: op, commit: op}

@@ -184,7 +184,10 @@ func (s *Server) collectStats() wire.Stats {
 func (s *Server) endSessionsOfUser(userID uint32) {
 	for _, c := range s.connectionsSnapshot() {
 		if bound, uid, client, _ := c.binding(); bound && uid == userID {
-			s.meta.sessions.logout(client)
+			// The session stays in the group's client table (its user
+			// can no longer log in to resume it) until the table evicts
+			// it.
+			s.meta.bindings.unbind(client)
 			c.unbind()
 		}
 	}

@@ -87,10 +87,14 @@ func MetaJournalForTest(dir string, slots uint32) (uint64, []MetaJournalEntryFor
 		}
 		operation := wire.Operation(m.Operation)
 		switch m.Operation {
-		case group.OperationRegister:
+		case vsr.OperationRegister:
 			operation = wire.OpRegister
 		case group.OperationLogout:
 			operation = wire.OpLogout
+		case group.OperationInternal:
+			if len(m.Body) > 0 {
+				operation = wire.Operation(m.Body[0])
+			}
 		}
 		entries = append(entries, MetaJournalEntryForTest{Op: rec.Op, Operation: operation, PrepareAt: at, HeaderAt: headers + slot*vsr.SectorSize})
 	}
@@ -121,7 +125,7 @@ type MetaOpForTest struct {
 func WriteMetadataDirForTest(dir string, slots uint32, ops []MetaOpForTest) error {
 	fsys := storage.OSFS{}
 	loop := &hostLoop{}
-	rc := metaReplicaConfig(config.Metadata{JournalSlots: slots})
+	rc := metaReplicaConfig(config.Metadata{JournalSlots: slots, ClientsTableMax: 8192, ClientsPerUserMax: 1024})
 	st, err := openMetaFileStorage(fsys, dir, loop, &rc)
 	if err != nil {
 		return err
@@ -150,6 +154,12 @@ func WriteMetadataDirForTest(dir string, slots uint32, ops []MetaOpForTest) erro
 			openErr = fmt.Errorf("op %d (operation %d): not committed (%+v, %v)", i, op.Operation, rec.reply, host.Err())
 		}
 	}
+	if openErr == nil {
+		loop.enter()
+		host.SyncSeals()
+		loop.leave()
+		openErr = host.Err()
+	}
 	return errors.Join(openErr, st.close())
 }
 
@@ -163,3 +173,12 @@ func (f *fixtureRecorder) Applied(*metadata.Machine, uint64, uint64, uint8, []by
 type fixtureClock struct{ now *uint64 }
 
 func (c fixtureClock) RealtimeMicros() uint64 { return *c.now }
+
+// MetaSyncsForTest returns how many file syncs the metadata group's
+// storage has made, and how many ops the group has committed.
+func MetaSyncsForTest(s *Server) (syncs, ops uint64) {
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
+	_ = s.meta.onWriter(func() error { ops = s.meta.host.Replica().CommitNumber(); return nil })
+	return s.meta.storage.fsyncs.Load(), ops
+}

@@ -52,8 +52,8 @@ func TestMetadataJournalIsTheGroupWAL(t *testing.T) {
 	}
 	_, err = f.ReadAt(head, 0)
 	f.Close()
-	if err != nil || string(head[:4]) != "SMVW" || binary.LittleEndian.Uint16(head[4:]) != 2 {
-		t.Fatalf("journal.wal header %q (%v), want the metadata WAL magic SMVW version 2", head, err)
+	if err != nil || string(head[:4]) != "SMVW" || binary.LittleEndian.Uint16(head[4:]) != 3 {
+		t.Fatalf("journal.wal header %q (%v), want the metadata WAL magic SMVW version 3", head, err)
 	}
 	checkpoint, entries, err := server.MetaJournalForTest(meta, 1024)
 	if err != nil {
@@ -248,7 +248,7 @@ func TestOldFormatMetadataDirIsRefused(t *testing.T) {
 		{"checkpointed", map[string][]byte{"journal.wal": {}, "snapshot.bin": oldFile("SMSN", 64+40),
 			"superblock.a": oldFile("SMSB", 128), "superblock.b": oldFile("SMSB", 128)}, "snapshot.bin is a metadata snapshot of format version 1"},
 		{"superblock only", map[string][]byte{"superblock.b": oldFile("SMSB", 128)}, "superblock.b is a metadata superblock of format version 1"},
-		{"another version of the group WAL", map[string][]byte{"journal.wal": oldFile("SMVW", 4096)}, "journal.wal is a metadata journal of format version 1; this build reads version 2"},
+		{"another version of the group WAL", map[string][]byte{"journal.wal": oldFile("SMVW", 4096)}, "journal.wal is a metadata journal of format version 1; this build reads version 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -22,10 +22,6 @@ import (
 // operation's outcome is unknown to the client, and the server stops
 // accepting metadata writes (the journal may hold a torn entry).
 var errStorage = errors.New("metadata storage failed")
-
-// sessionOp is the body of a Register or Logout journal entry: the client
-// id and the user id.
-const sessionOpBytes = 16 + 4
 
 // metaStore is the metadata plane: the metadata group's host (a group
 // of one on a single node, server/group's MetaHost) on shard 0, the only
@@ -46,15 +42,26 @@ type metaStore struct {
 	// committed change: readers on any goroutine (shard) load it without
 	// taking mu (DESIGN.md decision 9, the Go form of left-right). Only
 	// the writer, under mu, touches machine itself.
-	view     atomic.Pointer[metadata.Machine]
-	host     *group.MetaHost
-	storage  *metaFileStorage
-	loop     hostLoop
-	sessions *sessionTable
-	// request numbers the server's submissions to the group; reply is the
-	// answer to the one being submitted.
+	view    atomic.Pointer[metadata.Machine]
+	host    *group.MetaHost
+	storage *metaFileStorage
+	loop    hostLoop
+	// bindings are the connections bound to the group's sessions.
+	bindings *bindingTable
+	// request numbers the server's own submissions to the group; want
+	// picks the answer to the submission under way out of the group's
+	// replies, and reply is it. evicted collects the sessions the group
+	// ended meanwhile (a register past a bound), whose connections are
+	// unbound.
 	request uint64
+	want    func(group.Reply) bool
 	reply   *group.Reply
+	evicted []vsr.Uint128
+	// sealTimer flushes the seals of an idle group (flushSeals).
+	sealTimer shard.TimerID
+	// changed is set when an op applied to the machine since the read
+	// view was last published.
+	changed bool
 	// opened is set once the group is open: ops applied before are the
 	// journal's, replayed at boot.
 	opened    bool
@@ -65,17 +72,25 @@ type metaStore struct {
 	failed error
 }
 
-// metaGroupClient is the client id of the server's submissions to the
-// metadata group: its operations are sessionless in the group (the
-// session table answers duplicates before a request reaches it), so one
-// id serves every caller and the request number pairs a reply with its
-// submission.
+// metaGroupClient is the client id of the server's own submissions to the
+// metadata group (group.OperationInternal: sessionless, so one id serves
+// every caller and the request number pairs a reply with its submission).
+// Clients' ids are random and never this one.
 var metaGroupClient = vsr.Uint128{Lo: 1}
 
 // metaMessageBodyMax is the largest metadata request body a prepare of
 // the metadata group carries (larger ones are answered 4022): above the
 // largest a CreateTopic's options allow (100,000 bytes of options, PROTOCOL.md).
 const metaMessageBodyMax = 256 << 10
+
+// metaSealFlushInterval is how soon an idle metadata group makes the
+// seals of its latest ops durable (vsr.Config.SealLazily: a busy group's
+// seals ride the next op's sync).
+const metaSealFlushInterval = 100 * time.Millisecond
+
+// metaClientRepliesMax is how many committed replies a session caches for
+// duplicates (PROTOCOL.md §1.9: the reference server keeps a ring of 5).
+const metaClientRepliesMax = 5
 
 // metaCheckpointMax bounds one metadata checkpoint (the whole state).
 const metaCheckpointMax = 64 << 20
@@ -90,12 +105,17 @@ func metaReplicaConfig(cfg config.Metadata) vsr.Config {
 	c.JournalSlots = uint64(cfg.JournalSlots)
 	c.PipelinePrepareMax = uint32(min(8, c.JournalSlots/4))
 	c.RequestQueueMax = 0
-	c.ClientsMax = 1
+	c.ClientsMax = cfg.ClientsTableMax
+	c.ClientsPerOwnerMax = min(cfg.ClientsPerUserMax, cfg.ClientsTableMax)
+	c.ClientRepliesMax = metaClientRepliesMax
 	size := max(uint64(metaMessageBodyMax+vsr.HeaderSize), vsr.HeadersMessageSize(c.JournalSlots))
 	size = (size + vsr.SectorSize - 1) / vsr.SectorSize * vsr.SectorSize
 	c.MessageSizeMax = uint32(min(size, vsr.MessageSizeMaxLimit))
 	c.WALBytesMax = max(c.WALBytesMax, 2*uint64(c.MessageSizeMax))
 	c.CheckpointSizeMax = metaCheckpointMax
+	// One sync per op, not two: the seal rides the next op's sync, or
+	// the idle flush (metaSealFlushInterval).
+	c.SealLazily = true
 	return c
 }
 
@@ -105,7 +125,7 @@ func openMetaStore(s *Server) (*metaStore, error) {
 	m := &metaStore{
 		s:        s,
 		writer:   s.shards[0],
-		sessions: newSessionTable(int(s.cfg.Metadata.ClientsTableMax), int(s.cfg.Metadata.ClientsPerUserMax)),
+		bindings: newBindingTable(),
 	}
 	var err error
 	// The group lives on shard 0, the metadata writer: it is opened,
@@ -119,6 +139,11 @@ func openMetaStore(s *Server) (*metaStore, error) {
 	if err := m.publishLocked(); err != nil {
 		return nil, errors.Join(err, m.onWriter(m.storage.close))
 	}
+	timer, err := m.writer.Every(metaSealFlushInterval, m.flushSeals)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("metadata seal flush timer: %w", err), m.onWriter(m.storage.close))
+	}
+	m.sealTimer = timer
 	return m, nil
 }
 
@@ -191,7 +216,7 @@ func (m *metaStore) snapshot() *metadata.Machine { return m.view.Load() }
 // disk. At boot (the journal's ops above the checkpoint, applied again by
 // the group's open) they are only recorded: the partition set reconciles
 // the disk with the final state after the replay.
-func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, _ uint8, _ []byte, effects []metadata.Effect) {
+func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, operation uint8, _ []byte, effects []metadata.Effect) {
 	if !m.opened {
 		m.replayed++
 		for _, effect := range effects {
@@ -203,6 +228,9 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, _ uint8, 
 		return
 	}
 	m.s.metrics.metadataOps.Inc()
+	if operation != group.OperationLogout {
+		m.changed = true
+	}
 	for _, effect := range effects {
 		if err := m.s.parts.applyEffect(m.writer, effect, op); err != nil {
 			m.s.log.Error("metadata effect failed", zap.Uint64("op", op), zap.Error(err))
@@ -210,23 +238,73 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, _ uint8, 
 	}
 }
 
-// Deliver implements group.Replies: the answer to the submission.
+// Deliver implements group.Replies: the answer to the submission under
+// way, and the evictions of other clients' sessions.
 func (m *metaStore) Deliver(r group.Reply) {
-	if r.Request == m.request {
+	switch {
+	case m.want != nil && m.want(r):
 		m.reply = &r
+	case r.Evicted:
+		m.evicted = append(m.evicted, r.Client)
 	}
 }
 
-// submitLocked sequences one operation through the metadata group:
-// journal (synced), commit, apply, effects, all as one task on shard 0,
-// the metadata writer. The caller holds m.mu for writing (so concurrent
-// writers queue on the lock, in order) and waits for the task; it is a
-// goroutine, never a shard task.
+// submitLocked commits one operation of the server's own through the
+// metadata group (group.OperationInternal: sessionless): journal (synced),
+// commit, apply, effects, all as one task on shard 0, the metadata
+// writer. The caller holds m.mu for writing (so concurrent writers queue
+// on the lock, in order) and waits for the task; it is a goroutine, never
+// a shard task.
 func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply []byte, err error) {
-	if callErr := m.writer.Call(func() { op, reply, err = m.submitOnWriter(operation, body) }); callErr != nil {
+	var r group.Reply
+	callErr := m.writer.Call(func() {
+		m.request++
+		request := m.request
+		r, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == metaGroupClient && x.Request == request }, func() {
+			m.host.SubmitInternal(metaGroupClient, request, operation, body)
+		})
+	})
+	if callErr != nil {
 		return 0, nil, fmt.Errorf("%w: %v", errStorage, callErr)
 	}
-	return op, reply, err
+	if err == nil && r.Disposition != vsr.DispositionNone {
+		err = m.dispositionErr(r, len(body))
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return r.Op, r.Body, nil
+}
+
+// submitRequestLocked runs one client request through the metadata
+// group's session (exactly-once: a duplicate is answered from the cached
+// reply, Replayed) and returns the group's answer: committed, a
+// disposition, or Evicted. err is a storage failure or a refusal before
+// the group. The caller holds m.mu for writing.
+func (m *metaStore) submitRequestLocked(req group.MetaRequest) (group.Reply, error) {
+	var r group.Reply
+	var err error
+	callErr := m.writer.Call(func() {
+		r, err = m.submitOnWriter(func(x group.Reply) bool {
+			return x.Client == req.Client && (x.Evicted || x.Request == req.Request)
+		}, func() { m.host.SubmitRequest(req) })
+	})
+	if callErr != nil {
+		return group.Reply{}, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	return r, err
+}
+
+// dispositionErr is the error of a disposition answering a server's own
+// submission.
+func (m *metaStore) dispositionErr(r group.Reply, size int) error {
+	switch r.Disposition {
+	case vsr.DispositionTooLarge:
+		return fmt.Errorf("%w: %d bytes", errMetaTooLarge, size)
+	case vsr.DispositionOverloaded:
+		return fmt.Errorf("%w: %s", errJournalFull, r.Disposition)
+	}
+	return fmt.Errorf("%w: the metadata group answered %s", errStorage, r.Disposition)
 }
 
 // onWriter runs fn as a task on the metadata writer (shard 0).
@@ -242,63 +320,53 @@ func (m *metaStore) onWriter(fn func() error) error {
 // the metadata group.
 var errMetaTooLarge = errors.New("metadata request too large")
 
-// submitOnWriter is submitLocked's task on shard 0. Effects on partitions
+// submitOnWriter is a submission's task on shard 0: submit hands the
+// request to the host, and want picks its answer. Effects on partitions
 // owned by other shards wait for those shards: shard 0 carrying out a
 // metadata effect is the one task that may wait for another shard (no
-// other shard ever waits, so there is no cycle; LOCKS.md).
-func (m *metaStore) submitOnWriter(operation uint8, body []byte) (op uint64, reply []byte, err error) {
+// other shard ever waits, so there is no cycle; LOCKS.md). The sessions
+// the group ended meanwhile are unbound.
+func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (group.Reply, error) {
 	m.writer.AssertOwner()
 	if m.failed != nil {
-		return 0, nil, m.failed
-	}
-	groupOp := operation
-	switch wire.Operation(operation) {
-	case wire.OpRegister:
-		groupOp = group.OperationRegister
-	case wire.OpLogout:
-		groupOp = group.OperationLogout
+		return group.Reply{}, m.failed
 	}
 	checkpointBefore := m.host.Replica().CheckpointOp()
-	m.request++
-	m.reply = nil
+	m.want, m.reply = want, nil
 	m.loop.enter()
-	m.host.Submit(metaGroupClient, m.request, groupOp, body)
+	submit()
 	m.loop.leave()
 	r := m.reply
-	m.reply = nil
+	m.want, m.reply = nil, nil
+	for _, client := range m.evicted {
+		m.bindings.unbind(wire.Uint128{Lo: client.Lo, Hi: client.Hi})
+	}
+	m.evicted = m.evicted[:0]
 	if err := m.host.Err(); err != nil {
 		// The group stops committing after a storage failure (the journal
 		// may hold a torn prepare): refuse metadata writes until restart.
 		m.failed = fmt.Errorf("%w: %v", errStorage, err)
 		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
 		if r == nil || r.Disposition != vsr.DispositionNone {
-			return 0, nil, m.failed
+			return group.Reply{}, m.failed
 		}
 	}
-	switch {
-	case r == nil:
-		return 0, nil, fmt.Errorf("%w: the metadata group did not answer request %d", errStorage, m.request)
-	case r.Disposition == vsr.DispositionTooLarge:
-		return 0, nil, fmt.Errorf("%w: %d bytes", errMetaTooLarge, len(body))
-	case r.Disposition == vsr.DispositionOverloaded:
-		return 0, nil, fmt.Errorf("%w: %s", errJournalFull, r.Disposition)
-	case r.Disposition != vsr.DispositionNone:
-		return 0, nil, fmt.Errorf("%w: the metadata group answered %s", errStorage, r.Disposition)
+	if r == nil {
+		return group.Reply{}, fmt.Errorf("%w: the metadata group did not answer", errStorage)
 	}
 	if cp := m.host.Replica().CheckpointOp(); cp != checkpointBefore {
 		m.s.metrics.metadataCheckpoints.Inc()
 		m.s.log.Debug("metadata checkpoint", zap.Uint64("op", cp))
 	}
-	switch groupOp {
-	case group.OperationRegister, group.OperationLogout:
-		// Sessions belong to connections; the state machine does not
-		// hold them, and the read view stays as it was.
-	default:
+	if m.changed {
+		// The machine changed (a session op leaves it as it was, and the
+		// read view with it).
+		m.changed = false
 		if err := m.publishLocked(); err != nil {
 			m.s.log.Error("metadata read view not republished", zap.Uint64("op", r.Op), zap.Error(err))
 		}
 	}
-	return r.Op, r.Body, nil
+	return *r, nil
 }
 
 // errJournalFull refuses an operation because the metadata journal is full
@@ -306,25 +374,124 @@ func (m *metaStore) submitOnWriter(operation uint8, body []byte) (op uint64, rep
 // journaled.
 var errJournalFull = errors.New("metadata journal full")
 
-// encodeSessionOp builds the body of a Register or Logout entry.
-func encodeSessionOp(client wire.Uint128, userID uint32) []byte {
-	b := make([]byte, sessionOpBytes)
-	binary.LittleEndian.PutUint64(b[0:], client.Lo)
-	binary.LittleEndian.PutUint64(b[8:], client.Hi)
-	binary.LittleEndian.PutUint32(b[16:], userID)
-	return b
+// flushSeals makes the seals of the latest ops durable while the group is
+// idle (a task of the writer).
+func (m *metaStore) flushSeals() {
+	if m.failed != nil || m.host == nil || !m.host.Replica().SealsPending() {
+		return
+	}
+	m.loop.enter()
+	m.host.SyncSeals()
+	m.loop.leave()
+	if err := m.host.Err(); err != nil && m.failed == nil {
+		m.failed = fmt.Errorf("%w: %v", errStorage, err)
+		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
+	}
 }
 
-// close closes the journal.
+// close makes the last seals durable and closes the journal.
 func (m *metaStore) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.onWriter(m.storage.close)
+	return m.onWriter(func() error {
+		m.writer.Cancel(m.sealTimer)
+		m.flushSeals()
+		return m.storage.close()
+	})
 }
 
-// releaseSession ends the session of a closed connection.
+// releaseSession ends the session of a closed connection (PROTOCOL.md
+// §2.1: the client-table entry is removed), with a logout committed in the
+// session's name. A server shutting down keeps its sessions: a restart
+// restores them, and a client that reconnects with its client id finds
+// its session and its cached replies.
 func (m *metaStore) releaseSession(client wire.Uint128, connID uint32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sessions.releaseLocked(client, connID)
+	if !m.bindings.release(client, connID) || m.s.shuttingDown() {
+		return
+	}
+	if _, err := m.logoutLocked(client); err != nil {
+		m.s.log.Debug("logout of a closed connection's session failed", zap.Error(err))
+	}
+}
+
+// logoutLocked commits the end of client's session, with the session's
+// next request number (the server's own logouts: a closed connection, a
+// stale consumer-group member). It reports the logout's op (0 when the
+// session was gone already). The caller holds m.mu for writing.
+func (m *metaStore) logoutLocked(client wire.Uint128) (op uint64, err error) {
+	id := groupClient(client)
+	callErr := m.writer.Call(func() {
+		session, ok := m.host.Session(id)
+		if !ok {
+			return
+		}
+		req := group.MetaRequest{Client: id, Session: session.Session, Request: session.Request + 1, Operation: group.OperationLogout}
+		var r group.Reply
+		r, err = m.submitOnWriter(func(x group.Reply) bool {
+			return x.Client == id && (x.Evicted || x.Request == req.Request)
+		}, func() { m.host.SubmitRequest(req) })
+		switch {
+		case err != nil || r.Evicted:
+		case r.Disposition != vsr.DispositionNone:
+			err = fmt.Errorf("%w: logout answered %s", errStorage, r.Disposition)
+		default:
+			op = r.Op
+		}
+	})
+	if callErr != nil {
+		return 0, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	return op, err
+}
+
+// registerOutcome is what a login's register came to.
+type registerOutcome uint8
+
+const (
+	registerCommitted registerOutcome = iota // a new session
+	registerResumed                          // the client id's session stands: bound again, nothing committed
+	registerOtherUser                        // the client id's session is another user's
+	registerTableFull                        // full of other users' sessions: refused
+	registerFailed                           // not committed (a disposition, or storage)
+)
+
+// registerLocked opens client's session for userID in the group's client
+// table (one task on the writer: the checks and the commit see the same
+// table). A client id whose session exists (a client reconnecting, after
+// a restart too) resumes it, so that its duplicates are answered from the
+// cached replies: nothing is committed. A register into a table full of
+// other users' sessions is refused before commit; past the user's bound
+// it ends the user's least recent session (the group evicts it). The
+// caller holds m.mu for writing and binds the connection.
+func (m *metaStore) registerLocked(client wire.Uint128, userID uint32) (session uint64, outcome registerOutcome, err error) {
+	id := groupClient(client)
+	callErr := m.writer.Call(func() {
+		if s, ok := m.host.Session(id); ok {
+			session, outcome = s.Session, registerResumed
+			if s.Owner != uint64(userID) {
+				outcome = registerOtherUser
+			}
+			return
+		}
+		if !m.host.Admits(uint64(userID)) {
+			outcome = registerTableFull
+			return
+		}
+		var r group.Reply
+		r, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == id && !x.Evicted }, func() {
+			m.host.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister, Owner: uint64(userID)})
+		})
+		switch {
+		case err != nil || r.Disposition != vsr.DispositionNone || r.Session == 0:
+			outcome = registerFailed
+		default:
+			session, outcome = r.Session, registerCommitted
+		}
+	})
+	if callErr != nil {
+		return 0, registerFailed, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	return session, outcome, err
 }

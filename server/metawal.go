@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 
@@ -45,7 +46,7 @@ const (
 	metaSuperblockB      = "superblock.b"
 	metaWALMagic         = "SMVW"
 	metaSnapshotMagic    = "SMVC"
-	metaFormatVersion    = 2
+	metaFormatVersion    = 3
 	metaHeaderSize       = vsr.SectorSize
 	metaWALSuperblocks   = 2 // sectors after the header
 	metaSuperblockCopies = vsr.SuperblockCopies
@@ -113,6 +114,8 @@ type metaFileStorage struct {
 	// dirty files need a sync; dirDirty: a file was created.
 	dirty    map[storage.File]string
 	dirDirty bool
+	// fsyncs counts the file syncs (read by tests from other goroutines).
+	fsyncs atomic.Uint64
 }
 
 // metaSuperblockNames are the superblock files of copies 0 and 1.
@@ -434,6 +437,7 @@ func (s *metaFileStorage) Sync(done func(error)) {
 
 func (s *metaFileStorage) syncNow() error {
 	for f, name := range s.dirty {
+		s.fsyncs.Add(1)
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", name, err)
 		}

@@ -13,6 +13,8 @@ import (
 // testStorage is an in-memory Storage whose completions run when the test
 // cluster pumps them, and whose unsynced writes are lost on crash.
 type testStorage struct {
+	// syncs counts the Sync calls.
+	syncs    int
 	c        *testCluster
 	owner    int
 	writeSeq uint64
@@ -70,6 +72,7 @@ func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)
 
 // Sync makes the writes submitted before it durable when it completes.
 func (s *testStorage) Sync(done func(error)) {
+	s.syncs++
 	upTo := s.writeSeq
 	s.c.io = append(s.c.io, ioOp{s.owner, func() {
 		kept := s.pending[:0]

@@ -36,7 +36,7 @@ const (
 	// PipelinePrepareMaxLimit bounds Config.PipelinePrepareMax.
 	PipelinePrepareMaxLimit = 64
 	// ClientsMaxLimit bounds Config.ClientsMax.
-	ClientsMaxLimit = 4096
+	ClientsMaxLimit = 1 << 16
 	// RequestQueueMaxLimit bounds Config.RequestQueueMax.
 	RequestQueueMaxLimit = 1024
 	// headersPerMessageMax bounds the headers carried by one message.
@@ -98,6 +98,23 @@ type Config struct {
 	// ClientsMax bounds the client table; the least recently committed
 	// session is evicted beyond it.
 	ClientsMax uint32
+	// ClientsPerOwnerMax bounds the sessions of one owner (the owner a
+	// register names, RegisterBody; the metadata group's owner is the
+	// logged-in user), zero for no bound. A register past it ends the
+	// owner's own least recently committed session, and so does a register
+	// into a full table while the owner holds one: one owner's registers
+	// never end another's sessions unless the table is full and the owner
+	// holds none (ClientTableAdmits tells a host beforehand).
+	ClientsPerOwnerMax uint32
+	// ClientRepliesMax is how many committed replies a session caches for
+	// duplicates (its latest requests'); zero means 1. A duplicate of a
+	// request whose reply is no longer cached is answered
+	// DispositionAlreadyApplied.
+	ClientRepliesMax uint32
+	// EndsSession names sessioned operations that end their client's
+	// session once applied (a logout): the entry and its cached reply go,
+	// and the client's next request is answered with an eviction.
+	EndsSession OperationSet
 	// CommitHeartbeatTicks is how often an idle primary announces its commit.
 	CommitHeartbeatTicks uint64
 	// NormalHeartbeatTimeoutTicks is how long a backup waits to hear from
@@ -136,6 +153,19 @@ type Config struct {
 	// no restart reloads it, so keeping it only costs memory (the header
 	// stays for the chain).
 	ReleaseApplied bool
+	// SealLazily lets a persisted group of one count a prepare as held
+	// (commit and reply) once the prepare is durable, before its
+	// HeaderDurable record (the seal) is: the seal is written at once and
+	// made durable by the next sync (the next prepare's, or SyncSeals), so
+	// that an op costs one sync instead of two in a row. A restart reloads
+	// a durable prepare without its seal (and writes the seal again); what
+	// the seal adds is that a later read failure of the prepare's sectors
+	// stops the open (ErrJournalFaulty) instead of cutting the log before
+	// it, and until the seal is durable that protection is missing for the
+	// ops committed since the last sync. Only a persisted group of one may
+	// set it: a replica with peers acks only sealed prepares, since its
+	// acks are votes.
+	SealLazily bool
 	// Bugs plants deliberate protocol bugs. Only tests and the simulator's
 	// --bug flag set it; production code must leave it zero.
 	Bugs BugSet
@@ -211,6 +241,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: release applied bodies needs a replicated group of one", ErrConfig)
 	case c.Sessionless[0]&(1<<OperationUserMin-1) != 0:
 		return fmt.Errorf("%w: sessionless operations below %d", ErrConfig, OperationUserMin)
+	case c.EndsSession[0]&(1<<OperationUserMin-1) != 0:
+		return fmt.Errorf("%w: session-ending operations below %d", ErrConfig, OperationUserMin)
+	case c.SealLazily && (c.ReplicaCount != 1 || c.Durability != Persisted):
+		return fmt.Errorf("%w: lazy seals need a persisted group of one", ErrConfig)
+	case c.ClientRepliesMax > 64:
+		return fmt.Errorf("%w: client replies max %d over 64", ErrConfig, c.ClientRepliesMax)
+	case c.ClientsPerOwnerMax > c.ClientsMax:
+		return fmt.Errorf("%w: clients per owner max %d over clients max %d", ErrConfig, c.ClientsPerOwnerMax, c.ClientsMax)
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ func (r *Replica) onRequest(m *Message) {
 	}
 	e := r.clients.get(m.Client)
 	if m.Operation == OperationRegister {
+		if _, ok := registerOwner(m.Body); !ok {
+			r.answer(m, DispositionInvalid)
+			return
+		}
 		// A client registers once per id. A register for a session that
 		// exists is a retry (answered from the cached reply while the
 		// session has no later request) or a late duplicate, which must
@@ -62,13 +66,9 @@ func (r *Replica) onRequest(m *Message) {
 			}
 			return
 		}
-		if m.Request < e.request {
-			r.answer(m, DispositionAlreadyApplied)
-			return
-		}
-		if m.Request == e.request {
-			if e.reply != nil {
-				r.resendReply(e)
+		if m.Request <= e.request {
+			if reply := e.cached(m.Request); reply != nil {
+				r.resendCached(e.client, reply)
 			} else {
 				r.answer(m, DispositionAlreadyApplied)
 			}
@@ -177,12 +177,15 @@ func (r *Replica) requestInFlight(m *Message) bool {
 	return false
 }
 
-func (r *Replica) resendReply(e *clientEntry) {
-	reply := e.reply.Clone()
+func (r *Replica) resendReply(e *clientEntry) { r.resendCached(e.client, e.reply) }
+
+// resendCached sends client a cached reply again.
+func (r *Replica) resendCached(client Uint128, cached *Message) {
+	reply := cached.Clone()
 	reply.View = r.view
 	reply.Replica = r.cfg.ReplicaIndex
 	reply.Seal()
-	r.network.SendToClient(e.client, reply)
+	r.network.SendToClient(client, reply)
 }
 
 func (r *Replica) sendEviction(client Uint128) {
@@ -428,7 +431,8 @@ func (r *Replica) prepareReady(op, recorded uint64) bool {
 		return false
 	}
 	if r.persisted() && !r.cfg.Bugs.Has(BugAckPersistedBeforeSync) {
-		return e.sealed && op <= recorded && r.sb.viewDurable(r.view, r.logView)
+		held := e.sealed || (r.cfg.SealLazily && e.durable)
+		return held && op <= recorded && r.sb.viewDurable(r.view, r.logView)
 	}
 	return true
 }
@@ -578,7 +582,8 @@ func (r *Replica) apply(p *Message) *Message {
 			// (or gets on retry) the first register's reply.
 			return nil
 		}
-		evicted, did := r.clients.register(p.Client, p.Op)
+		owner, _ := registerOwner(p.Body)
+		evicted, did := r.clients.register(p.Client, owner, p.Op)
 		if did && r.Primary() {
 			r.sendEviction(evicted)
 		}
@@ -598,10 +603,17 @@ func (r *Replica) apply(p *Message) *Message {
 		}
 		body := r.sm.Apply(p.Op, p.Timestamp, p.Operation, p.Body)
 		reply := r.makeReply(p, body)
+		if e != nil && r.cfg.EndsSession.Has(p.Operation) {
+			// The session ends with its op: nothing stays to answer a
+			// duplicate from (it is evicted, as any request of a client
+			// without a session).
+			r.clients.remove(p.Client)
+			return reply
+		}
 		if e != nil {
 			e.request = p.Request
 			e.lastOp = p.Op
-			e.reply = reply
+			e.commitReply(reply, r.clients.repliesMax)
 			return reply.Clone()
 		}
 		return reply

@@ -53,7 +53,22 @@ func (r *Replica) persist(op uint64) {
 type syncState struct {
 	syncing bool
 	pending bool
+	// lazy: a seal was written (Config.SealLazily) that no sync covers
+	// yet; the next sync does (SyncSeals forces one).
+	lazy bool
 }
+
+// SyncSeals starts a sync if a seal written lazily (Config.SealLazily)
+// waits for one; a host calls it when idle, so that seals do not wait
+// for the next op. It is a no-op otherwise.
+func (r *Replica) SyncSeals() {
+	if r.syncs.lazy && r.lastError == nil {
+		r.requestSync()
+	}
+}
+
+// SealsPending reports whether a seal written lazily waits for a sync.
+func (r *Replica) SealsPending() bool { return r.syncs.lazy }
 
 // requestSync syncs the storage and then marks every slot written before
 // the sync was submitted as durable.
@@ -64,6 +79,7 @@ func (r *Replica) requestSync() {
 	}
 	r.syncs.syncing = true
 	r.syncs.pending = false
+	r.syncs.lazy = false
 	type markKind uint8
 	const (
 		markPrepare markKind = iota // the prepare was written
@@ -133,7 +149,8 @@ func (r *Replica) recordedHead() uint64 {
 	op := r.checkpointOp
 	for op < r.op {
 		e := r.log.at(op + 1)
-		if e == nil || !e.recorded {
+		// A durable prepare reloads without its seal (SealLazily).
+		if e == nil || !(e.recorded || (r.cfg.SealLazily && e.durable)) {
 			break
 		}
 		op++
@@ -160,6 +177,11 @@ func (r *Replica) writeRedundantHeader(e *logEntry) {
 		}
 		if e := r.log.entry(op); e.present && e.gen == gen && e.header.Op == op {
 			e.sealWritten = true
+			if r.cfg.SealLazily && !r.syncs.syncing {
+				// The next sync covers it (the op is held already).
+				r.syncs.lazy = true
+				return
+			}
 			r.requestSync()
 		}
 	})

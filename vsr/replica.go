@@ -217,6 +217,8 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	r.checkpointHeader = r.rootHeader
 	r.log.init(cfg.JournalSlots)
 	r.clients.init(int(cfg.ClientsMax))
+	r.clients.perOwnerMax = int(cfg.ClientsPerOwnerMax)
+	r.clients.repliesMax = max(int(cfg.ClientRepliesMax), 1)
 	r.timers.init(&r.cfg)
 	return r, nil
 }

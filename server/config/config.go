@@ -238,7 +238,7 @@ const (
 	walBytesMin          = 256 << 10
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
-	clientsTableMaxLimit = 1 << 20
+	clientsTableMaxLimit = 1 << 16 // vsr.ClientsMaxLimit: the metadata group's client table
 	// ringEntriesMax is the kernel's limit on submission queue entries;
 	// ringEventIntervalMax keeps a shard from running unboundedly many
 	// tasks without visiting its ring (runtime/uring checks both again).

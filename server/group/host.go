@@ -185,6 +185,17 @@ type Reply struct {
 	Body []byte
 	// Err is the storage failure behind a Code from a failed effect.
 	Err error
+	// The metadata group's sessions (MetaHost) only:
+	// Session is the client's session (a register's: the new one).
+	Session uint64
+	// Tag is the request tag of a committed sessioned request
+	// (MetaRequest.Tag).
+	Tag vsr.Uint128
+	// Replayed marks a duplicate's cached reply: the request committed
+	// before (as op Op) and was not applied again.
+	Replayed bool
+	// Evicted: the client has no session (Iggy's Eviction NoSession).
+	Evicted bool
 }
 
 // BaseOffset returns a committed send's base offset.

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/stratabroker/strata/server/metadata"
@@ -28,14 +29,39 @@ import (
 // than 1<<20), so the top bit is never a partition's.
 const MetaGroupID uint64 = 1 << 63
 
-// The session operations of the metadata group. Iggy's Register (1) and
-// Logout (3) are below vsr.OperationUserMin, which belongs to vsr itself,
-// so the group commits them under these numbers; the metadata machine
-// does not see them (sessions belong to connections).
+// The session operations of the metadata group, and its wrapper of the
+// server's own operations.
+//
+// Sessions are vsr's client table (replicated, part of every checkpoint):
+// a register opens a client's session (its number is the register's op),
+// a metadata operation of a session is exactly-once by request number (a
+// duplicate is answered from the cached reply, an older one as already
+// applied, a client without a session with an eviction), and a logout
+// ends the session. Iggy's Register (1) and Logout (3) are below
+// vsr.OperationUserMin, which belongs to vsr itself: the host names them
+// OperationRegister (committed as vsr's register, whose body names the
+// session's owner, the user) and OperationLogout (a sessioned operation
+// that ends its session, vsr.Config.EndsSession).
+//
+// OperationInternal carries the operations the server commits on its own
+// behalf (the root user at the first boot, a password hash upgrade,
+// consumer-group bookkeeping): sessionless (vsr.Config.Sessionless), so
+// that they need no session and are never deduplicated, with the
+// metadata operation in the first byte of the body.
+//
+// A sessioned metadata operation's body is prefixed with the client's
+// request tag (Iggy's request checksum, MetaRequest.Tag), and its reply
+// with the same tag, so that a duplicate's cached reply says which request
+// it answers (Reply.Tag): a client that reuses a request number for
+// another request is told apart from a retry.
 const (
 	OperationRegister uint8 = 16
 	OperationLogout   uint8 = 17
+	OperationInternal uint8 = 18
 )
+
+// metaTagSize is the size of the request tag before a sessioned body.
+const metaTagSize = 16
 
 // MetaEffects carries out what a committed metadata op asks for outside
 // the machine (partition directories, the read view, counters). Calls run
@@ -65,10 +91,10 @@ type MetaBinding struct {
 // MetaConfig configures the metadata group's host.
 type MetaConfig struct {
 	// Replica is the group's replica configuration. The host sets Group
-	// to MetaGroupID when it is zero and makes every operation
-	// sessionless: the server's session table (register, request numbers,
-	// cached replies) answers duplicates before a request reaches the
-	// group.
+	// to MetaGroupID when it is zero, makes OperationInternal sessionless
+	// and OperationLogout end its session. ClientsMax bounds the sessions
+	// (the least recently committed goes, with an eviction) and
+	// ClientsPerOwnerMax one user's share.
 	Replica vsr.Config
 }
 
@@ -81,6 +107,11 @@ type MetaHost struct {
 	machine *metadata.Machine
 	sm      metaAdapter
 	net     metaNetwork
+	// submitting is set during a Submit; appliedBefore is the commit
+	// number when it began: a committed reply delivered meanwhile for an
+	// op at or below it is a duplicate's cached reply (Reply.Replayed).
+	submitting    bool
+	appliedBefore uint64
 }
 
 // NewMeta checks cfg and returns a host that must be opened with Open.
@@ -91,9 +122,8 @@ func NewMeta(cfg MetaConfig, b MetaBinding) (*MetaHost, error) {
 	if cfg.Replica.Group == 0 {
 		cfg.Replica.Group = MetaGroupID
 	}
-	for op := int(vsr.OperationUserMin); op < 256; op++ {
-		cfg.Replica.Sessionless.Add(uint8(op))
-	}
+	cfg.Replica.Sessionless.Add(OperationInternal)
+	cfg.Replica.EndsSession.Add(OperationLogout)
 	h := &MetaHost{cfg: cfg, b: b, machine: metadata.New()}
 	h.sm = metaAdapter{h: h}
 	h.net = metaNetwork{h: h}
@@ -124,24 +154,119 @@ func (h *MetaHost) Tick() { h.replica.Tick() }
 // Step hands the replica a message from a peer of the group.
 func (h *MetaHost) Step(m *vsr.Message) { h.replica.Step(m) }
 
-// Submit hands the replica a metadata operation (a metadata.Operation* or
-// OperationRegister / OperationLogout). The answer comes through
-// MetaBinding.Replies, during this call or a later input: the committed
-// reply once the op is applied and durable, or a disposition. body is
-// copied.
+// MetaRequest is one client request to the metadata group.
+type MetaRequest struct {
+	// Client is the client id; Session its session (the op of its
+	// register); Request its request number (0 for a register).
+	Client  vsr.Uint128
+	Session uint64
+	Request uint64
+	// Tag identifies the request's content (Iggy's request checksum),
+	// returned with a duplicate's cached reply (Reply.Tag); zero: none.
+	Tag vsr.Uint128
+	// Operation is a metadata.Operation*, OperationRegister or
+	// OperationLogout.
+	Operation uint8
+	// Owner is a register's owner (the user), whose sessions
+	// vsr.Config.ClientsPerOwnerMax bounds.
+	Owner uint64
+	// Body is the operation's body (none for a register or a logout); it
+	// is copied.
+	Body []byte
+}
+
+// SubmitRequest hands the replica a client's request, exactly-once by its
+// session's request numbers. The answer comes through MetaBinding.Replies,
+// during this call or a later input: the committed reply once the op is
+// applied and durable (Replayed when it is a duplicate's cached reply), a
+// disposition, or an eviction (Reply.Evicted: the client has no session).
+// A register's reply carries the session in Reply.Session.
+func (h *MetaHost) SubmitRequest(req MetaRequest) {
+	operation, body := req.Operation, req.Body
+	switch operation {
+	case OperationRegister:
+		operation, body = vsr.OperationRegister, nil
+		if req.Owner != 0 {
+			body = vsr.RegisterBody(req.Owner)
+		}
+		req.Request, req.Session = 0, 0
+	case OperationInternal:
+		// Only SubmitInternal wraps a body.
+		h.b.Replies.Deliver(Reply{Client: req.Client, Request: req.Request, Operation: operation,
+			Disposition: vsr.DispositionInvalid, Code: Code(vsr.DispositionInvalid)})
+		return
+	default:
+		tagged := make([]byte, metaTagSize+len(body))
+		binary.LittleEndian.PutUint64(tagged[0:], req.Tag.Lo)
+		binary.LittleEndian.PutUint64(tagged[8:], req.Tag.Hi)
+		copy(tagged[metaTagSize:], body)
+		body = tagged
+	}
+	h.request(req.Client, req.Session, req.Request, operation, body)
+}
+
+// SubmitInternal hands the replica an operation the server commits on its
+// own behalf: sessionless (no register, never deduplicated), answered to
+// client with request (which only pair the reply with the submission).
+func (h *MetaHost) SubmitInternal(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+	wrapped := make([]byte, 1+len(body))
+	wrapped[0] = operation
+	copy(wrapped[1:], body)
+	h.request(client, 0, request, OperationInternal, wrapped)
+}
+
+// Submit hands the replica a metadata operation. OperationRegister opens
+// client's session (with no owner) and OperationLogout ends it (with the
+// session's next request number); any other operation is committed as
+// SubmitInternal does, sessionless. Clients that want exactly-once use
+// SubmitRequest. body is copied.
 func (h *MetaHost) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+	switch operation {
+	case OperationRegister:
+		h.SubmitRequest(MetaRequest{Client: client, Operation: operation})
+	case OperationLogout:
+		s, _ := h.replica.ClientSession(client)
+		h.SubmitRequest(MetaRequest{Client: client, Session: s.Session, Request: max(request, s.Request+1), Operation: operation})
+	default:
+		h.SubmitInternal(client, request, operation, body)
+	}
+}
+
+// request seals and hands one request to the replica.
+func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operation uint8, body []byte) {
 	m := &vsr.Message{Header: vsr.Header{
 		Command:   vsr.CommandRequest,
 		Cluster:   h.cfg.Replica.Cluster,
 		Group:     h.cfg.Replica.Group,
 		Replica:   h.cfg.Replica.ReplicaIndex,
 		Client:    client,
+		Session:   session,
 		Request:   request,
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
+	wasSubmitting := h.submitting
+	if !wasSubmitting {
+		h.submitting, h.appliedBefore = true, h.replica.CommitNumber()
+	}
 	h.replica.Request(m)
+	h.submitting = wasSubmitting
 }
+
+// SyncSeals makes the seals written lazily durable (vsr.Config.SealLazily:
+// a prepare is committed once durable, and its seal rides the next sync):
+// the binding calls it when the group is idle.
+func (h *MetaHost) SyncSeals() { h.replica.SyncSeals() }
+
+// Session returns client's session in the group's client table (applied
+// state: what a restart restores too).
+func (h *MetaHost) Session(client vsr.Uint128) (vsr.ClientSession, bool) {
+	return h.replica.ClientSession(client)
+}
+
+// Admits reports whether a register of a new client of owner would find
+// room in the client table without ending another owner's session.
+func (h *MetaHost) Admits(owner uint64) bool { return h.replica.ClientTableAdmits(owner) }
 
 // Machine returns the metadata machine, for reads on the owning goroutine
 // (or under the binding's lock). Only Apply may change it.
@@ -159,16 +284,37 @@ type metaAdapter struct{ h *MetaHost }
 
 func (a *metaAdapter) Apply(op, timestamp uint64, operation uint8, body []byte) []byte {
 	h := a.h
+	var tag []byte
+	switch operation {
+	case OperationInternal:
+		if len(body) == 0 {
+			// Never prepared by SubmitInternal; the journal's checksum
+			// vouches for what reaches here, so this is a bug, answered
+			// as the machine answers an unknown operation.
+			operation, body = 0, nil
+		} else {
+			operation, body = body[0], body[1:]
+		}
+	default:
+		if len(body) >= metaTagSize {
+			tag, body = body[:metaTagSize], body[metaTagSize:]
+		} else {
+			tag, body = make([]byte, metaTagSize), nil
+		}
+	}
 	var reply []byte
 	var effects []metadata.Effect
 	switch operation {
-	case OperationRegister, OperationLogout:
-		// A session op: numbered and durable, but not the machine's.
+	case OperationLogout:
+		// A session op: vsr ends the session; the machine never sees it.
 	default:
 		reply = h.machine.Apply(op, timestamp, operation, body)
 		effects = h.machine.TakeEffects()
 	}
 	h.b.Effects.Applied(h.machine, op, timestamp, operation, body, effects)
+	if tag != nil {
+		return append(append(make([]byte, 0, len(tag)+len(reply)), tag...), reply...)
+	}
 	return reply
 }
 
@@ -184,15 +330,36 @@ func (n *metaNetwork) SendToReplica(replica uint8, m *vsr.Message) {
 }
 
 func (n *metaNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
+	h := n.h
+	if m.Command == vsr.CommandEviction {
+		// The client has no session (never had, logged out, or its
+		// session was the table's least recent and a register ended it).
+		h.b.Replies.Deliver(Reply{Client: client, Evicted: true})
+		return
+	}
 	if m.Command != vsr.CommandReply {
-		return // every operation is sessionless: no evictions
+		return
 	}
 	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
+	if r.Operation == vsr.OperationRegister {
+		r.Operation = OperationRegister
+	}
 	if m.Disposition != vsr.DispositionNone {
 		r.Code = Code(m.Disposition)
-	} else {
-		r.Op = m.Op
-		r.Body = m.Body
+		h.b.Replies.Deliver(r)
+		return
 	}
-	n.h.b.Replies.Deliver(r)
+	r.Op = m.Op
+	r.Replayed = h.submitting && m.Op <= h.appliedBefore
+	switch {
+	case r.Operation == OperationRegister:
+		r.Session = m.Session
+	case r.Operation == OperationInternal || len(m.Body) < metaTagSize:
+		r.Body = m.Body
+	default:
+		r.Tag = vsr.Uint128{Lo: binary.LittleEndian.Uint64(m.Body[0:]), Hi: binary.LittleEndian.Uint64(m.Body[8:])}
+		r.Body = m.Body[metaTagSize:]
+		r.Session = m.Session
+	}
+	h.b.Replies.Deliver(r)
 }

@@ -69,13 +69,16 @@ type metaNode struct {
 	loop    *[]func()
 	applied []string
 	replies map[uint64]group.Reply
+	// last is the latest reply of any kind (registers and evictions
+	// carry no request number of their own).
+	last group.Reply
 }
 
 func (n *metaNode) Applied(_ *metadata.Machine, op, _ uint64, operation uint8, _ []byte, effects []metadata.Effect) {
 	n.applied = append(n.applied, fmt.Sprintf("%d:%d:%d", op, operation, len(effects)))
 }
 
-func (n *metaNode) Deliver(r group.Reply) { n.replies[r.Request] = r }
+func (n *metaNode) Deliver(r group.Reply) { n.replies[r.Request], n.last = r, r }
 
 func (n *metaNode) run() {
 	for len(*n.loop) > 0 {
@@ -112,12 +115,14 @@ func openMetaNode(t *testing.T, cfg vsr.Config, st *memStorage, loop *[]func()) 
 	return n
 }
 
-// TestMetaHostRecoversCheckpointAndJournal: metadata operations and
-// session operations committed by a metadata group of one over persisted
-// storage; a crash (unsynced writes lost: none were acknowledged) and a
-// reopen restore the checkpoint and apply the journal's ops above it, in
-// order, to the same machine state; a session op never reaches the
-// machine.
+// TestMetaHostRecoversCheckpointAndJournal: metadata operations (the
+// server's own, sessionless, and sessions' exactly-once ones) committed by
+// a metadata group of one over persisted storage; a crash (unsynced
+// writes lost: none were acknowledged) and a reopen restore the checkpoint
+// and apply the journal's ops above it, in order, to the same machine
+// state, and keep the sessions: a duplicate request after the reopen is
+// answered from the cached reply, not applied again; a logout never
+// reaches the machine.
 func TestMetaHostRecoversCheckpointAndJournal(t *testing.T) {
 	cfg := vsr.DefaultConfig(0, 1, 0)
 	cfg.Durability = vsr.Persisted
@@ -126,40 +131,62 @@ func TestMetaHostRecoversCheckpointAndJournal(t *testing.T) {
 	cfg.MessageSizeMax = uint32(vsr.HeadersMessageSize(32)+vsr.SectorSize-1) / vsr.SectorSize * vsr.SectorSize
 	cfg.MessageSizeMax = max(cfg.MessageSizeMax, 64<<10)
 	cfg.WALBytesMax = 16 << 20
-	cfg.ClientsMax = 1
+	cfg.ClientsMax = 8
 	cfg.CheckpointSizeMax = 1 << 20
 	loop := &[]func(){}
 	st := newMemStorage(&cfg, loop)
 	n := openMetaNode(t, cfg, st, loop)
-	client := vsr.Uint128{Lo: 1}
+	server := vsr.Uint128{Lo: 1}
 	request := uint64(0)
-	submit := func(operation uint8, body []byte) group.Reply {
-		t.Helper()
-		request++
-		n.host.Submit(client, request, operation, body)
-		n.run()
-		r, ok := n.replies[request]
-		if !ok || r.Disposition != vsr.DispositionNone || r.Op == 0 {
-			t.Fatalf("request %d (operation %d): %+v %v", request, operation, r, ok)
-		}
-		return r
+	n.host.SubmitInternal(server, 1, metadata.OperationCreateUser, metadata.BootstrapRoot("root", "hash", nil))
+	n.run()
+	if r := n.replies[1]; r.Op == 0 || r.Disposition != vsr.DispositionNone {
+		t.Fatalf("create root: %+v", r)
 	}
-	submit(metadata.OperationCreateUser, metadata.BootstrapRoot("root", "hash", nil))
+	type session struct {
+		client  vsr.Uint128
+		session uint64
+		request uint64
+	}
+	var sessions []session
 	for i := 0; i < 30; i++ {
 		if i%5 == 0 {
-			submit(group.OperationRegister, []byte{byte(i)})
+			c := vsr.Uint128{Lo: 100 + uint64(i), Hi: 7}
+			n.host.SubmitRequest(group.MetaRequest{Client: c, Operation: group.OperationRegister, Owner: uint64(metadata.RootUserID)})
+			n.run()
+			if n.last.Client != c || n.last.Session == 0 || n.last.Operation != group.OperationRegister {
+				t.Fatalf("register %d: %+v", i, n.last)
+			}
+			sessions = append(sessions, session{client: c, session: n.last.Session})
 		}
-		r := submit(metadata.OperationCreateStream, metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, &metadata.CreateStream{Name: fmt.Sprint("s", i)}))
-		if code, ok := metadata.ReplyCode(r.Body); !ok || code != metadata.CodeOK {
-			t.Fatalf("create stream %d: %x", i, r.Body)
+		s := &sessions[len(sessions)-1]
+		s.request++
+		request++
+		tag := vsr.Uint128{Lo: request, Hi: 99}
+		n.host.SubmitRequest(group.MetaRequest{Client: s.client, Session: s.session, Request: s.request, Tag: tag, Operation: metadata.OperationCreateStream,
+			Body: metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, &metadata.CreateStream{Name: fmt.Sprint("s", i)})})
+		n.run()
+		r := n.last
+		if code, ok := metadata.ReplyCode(r.Body); !ok || code != metadata.CodeOK || r.Tag != tag || r.Replayed || r.Request != s.request {
+			t.Fatalf("create stream %d: %+v", i, r)
 		}
+	}
+	// The last session logs out: its entry goes.
+	last := sessions[len(sessions)-1]
+	n.host.SubmitRequest(group.MetaRequest{Client: last.client, Session: last.session, Request: last.request + 1, Operation: group.OperationLogout})
+	n.run()
+	if n.last.Op == 0 || n.last.Disposition != vsr.DispositionNone {
+		t.Fatalf("logout: %+v", n.last)
+	}
+	if _, ok := n.host.Session(last.client); ok {
+		t.Fatal("a logged-out session stands")
 	}
 	r := n.host.Replica()
 	if r.CheckpointOp() == 0 {
 		t.Fatalf("no checkpoint after %d ops into %d slots", r.OpNumber(), cfg.JournalSlots)
 	}
 	want := n.host.Machine().Checkpoint()
-	last, checkpoint := r.OpNumber(), r.CheckpointOp()
+	lastOp, checkpoint := r.OpNumber(), r.CheckpointOp()
 	var wantApplied []string
 	for _, a := range n.applied {
 		var op uint64
@@ -168,6 +195,7 @@ func TestMetaHostRecoversCheckpointAndJournal(t *testing.T) {
 			wantApplied = append(wantApplied, a)
 		}
 	}
+	wantSession, _ := n.host.Session(sessions[0].client)
 	st.crash()
 	n2 := openMetaNode(t, cfg, st, loop)
 	if got := n2.host.Machine().Checkpoint(); !bytes.Equal(got, want) {
@@ -176,17 +204,34 @@ func TestMetaHostRecoversCheckpointAndJournal(t *testing.T) {
 	if fmt.Sprint(n2.applied) != fmt.Sprint(wantApplied) {
 		t.Fatalf("reopen applied %v, want the ops above checkpoint %d: %v", n2.applied, checkpoint, wantApplied)
 	}
-	if n2.host.Replica().OpNumber() != last || len(n2.host.Machine().Streams()) != 30 {
-		t.Fatalf("reopened at op %d with %d streams, want op %d and 30", n2.host.Replica().OpNumber(), len(n2.host.Machine().Streams()), last)
+	if n2.host.Replica().OpNumber() != lastOp || len(n2.host.Machine().Streams()) != 30 {
+		t.Fatalf("reopened at op %d with %d streams, want op %d and 30", n2.host.Replica().OpNumber(), len(n2.host.Machine().Streams()), lastOp)
 	}
-	sessions := 0
-	for _, a := range n2.applied {
-		if strings.Contains(a, fmt.Sprintf(":%d:", group.OperationRegister)) {
-			sessions++
+	if !strings.Contains(fmt.Sprint(n2.applied), fmt.Sprintf(":%d:", group.OperationLogout)) {
+		t.Fatalf("no logout among the replayed %v", n2.applied)
+	}
+	if got, ok := n2.host.Session(sessions[0].client); !ok || got != wantSession {
+		t.Fatalf("session after reopen: %+v %v, want %+v", got, ok, wantSession)
+	}
+	if _, ok := n2.host.Session(last.client); ok {
+		t.Fatal("the logged-out session is back after the reopen")
+	}
+	// Each session's latest request again: its cached reply, nothing
+	// applied; a later one of a session is new.
+	for _, s := range sessions[:len(sessions)-1] {
+		applied := len(n2.applied)
+		n2.host.SubmitRequest(group.MetaRequest{Client: s.client, Session: s.session, Request: s.request, Operation: metadata.OperationCreateStream,
+			Body: metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, &metadata.CreateStream{Name: "again"})})
+		n2.run()
+		if r := n2.last; !r.Replayed || r.Op == 0 || r.Request != s.request || len(n2.applied) != applied {
+			t.Fatalf("duplicate of session %v's request %d after reopen: %+v (applied %d -> %d)", s.client, s.request, r, applied, len(n2.applied))
 		}
 	}
-	if sessions == 0 {
-		t.Fatalf("no session op among the replayed %v", n2.applied)
+	n2.host.SubmitRequest(group.MetaRequest{Client: last.client, Session: last.session, Request: last.request + 2, Operation: metadata.OperationCreateStream,
+		Body: metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, &metadata.CreateStream{Name: "gone"})})
+	n2.run()
+	if !n2.last.Evicted {
+		t.Fatalf("request of a logged-out session: %+v, want an eviction", n2.last)
 	}
-	t.Logf("%d ops, checkpoint at %d, %d applied again at reopen", last, checkpoint, len(n2.applied))
+	t.Logf("%d ops, checkpoint at %d, %d applied again at reopen", lastOp, checkpoint, len(n2.applied))
 }
