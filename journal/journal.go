@@ -382,6 +382,9 @@ type SlotRecord struct {
 	// record's payload (Kind not zero).
 	Prepare []byte
 	Header  []byte
+	// Blank reports, with the error, a slot that was never written (all
+	// zero frame), as against one whose record is torn or corrupt.
+	Blank bool
 }
 
 // RecordReader is an optional interface of the prepare zone's Device:
@@ -437,6 +440,10 @@ func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec Slo
 		done(SlotRecord{}, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
 		return
 	}
+	if blankFrame(buf) {
+		done(SlotRecord{Blank: true}, fmt.Errorf("%w: slot %d empty", ErrFaulty, slot))
+		return
+	}
 	rec, err := unframe(buf)
 	if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
 		err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
@@ -486,15 +493,22 @@ func (j *Journal) readHeadersOneByOne(buf []byte, records []HeaderRecord, slot u
 	})
 }
 
-func parseHeader(slot uint64, sector []byte) HeaderRecord {
-	allZero := true
-	for _, b := range sector[:recordFrameSize] {
+// blankFrame reports whether buf starts with an all-zero frame: a record
+// that was never written, not a torn or corrupt one.
+func blankFrame(buf []byte) bool {
+	if len(buf) < recordFrameSize {
+		return false
+	}
+	for _, b := range buf[:recordFrameSize] {
 		if b != 0 {
-			allZero = false
-			break
+			return false
 		}
 	}
-	if allZero {
+	return true
+}
+
+func parseHeader(slot uint64, sector []byte) HeaderRecord {
+	if blankFrame(sector) {
 		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty), Blank: true}
 	}
 	rec, err := unframe(sector)

@@ -276,3 +276,25 @@ func TestSlotWritesLandInOrder(t *testing.T) {
 		t.Fatalf("prepare slot keeps %+v %v, want the second prepare (seq 3)", prec, perr)
 	}
 }
+
+// TestReadSlotTellsBlankFromTorn: ReadSlot reports a never-written slot as
+// Blank and a torn one (a frame whose record fails its checksum) as not,
+// so that a replica can tell a hole nothing was written to from a write
+// that was lost or tore.
+func TestReadSlotTellsBlankFromTorn(t *testing.T) {
+	j, _, p, q := newTestJournal(t)
+	j.WritePrepare(3, 1, bytes.Repeat([]byte("p"), 100), func(error) {})
+	run(q)
+	p.data[3*j.cfg.PrepareSlotSize+RecordFrameSize+10] ^= 0xff
+	var blank, torn SlotRecord
+	var blankErr, tornErr error
+	j.ReadSlot(2, func(rec SlotRecord, err error) { blank, blankErr = rec, err })
+	j.ReadSlot(3, func(rec SlotRecord, err error) { torn, tornErr = rec, err })
+	run(q)
+	if !errors.Is(blankErr, ErrFaulty) || !blank.Blank {
+		t.Fatalf("never-written slot: %+v, %v; want Blank and ErrFaulty", blank, blankErr)
+	}
+	if !errors.Is(tornErr, ErrFaulty) || torn.Blank {
+		t.Fatalf("torn slot: %+v, %v; want ErrFaulty, not Blank", torn, tornErr)
+	}
+}

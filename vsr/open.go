@@ -165,6 +165,9 @@ type loadedSlot struct {
 	prepare *Message
 	seq     uint64
 	mirror  *journal.HeaderRecord
+	// corrupt reports a prepare zone record that is torn, corrupt,
+	// unreadable or of another slot (misdirected): not a blank slot.
+	corrupt bool
 }
 
 func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
@@ -174,15 +177,18 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 	}
 	r.journal.ReadSlot(slot, func(rec journal.SlotRecord, err error) {
 		var m Message
+		slots[slot].corrupt = err != nil && !rec.Blank
 		if err == nil {
 			r.journalSeq = max(r.journalSeq, rec.Seq+1)
 			switch {
+			case r.journal.Slot(rec.Op) != slot:
+				slots[slot].corrupt = true
 			case rec.Kind != 0:
-				if r.journal.Slot(rec.Op) == slot {
-					slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
-				}
-			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot:
+				slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
+			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare:
 				slots[slot] = loadedSlot{prepare: m.Clone(), seq: rec.Seq}
+			default:
+				slots[slot].corrupt = true
 			}
 		}
 		r.loadSlots(slots, slot+1, done)
@@ -307,10 +313,17 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	// a corrupt or misdirected header record in the hole's slot, with
 	// records of later ops beyond it, means a durable (possibly acked) op
 	// was lost: the replica cannot vouch for its log and recovers it from
-	// peers. A hole left by an in-flight write at the crash is harmless.
+	// peers. A hole left by an in-flight write at the crash is harmless,
+	// but a torn (or otherwise corrupt) prepare zone record in the hole's
+	// slot is not told apart from one: the prepare of a recorded op (an
+	// installed header, whose copy in the prepare zone the prepare
+	// overwrites) torn by the crash leaves the header zone's copy alone
+	// naming the op, and a faulty disk may read that sector back stale
+	// (blank, or the slot's record before it) or lose it. The op may then
+	// have been acked, and ops above it: the replica takes the worst case.
 	hole := r.journal.Slot(op + 1)
 	rec := &records[hole]
-	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole)
+	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole) || slots[hole].corrupt
 	if !corrupt {
 		return
 	}
