@@ -385,6 +385,11 @@ type SlotRecord struct {
 	// Blank reports, with the error, a slot that was never written (all
 	// zero frame), as against one whose record is torn or corrupt.
 	Blank bool
+	// Torn reports, with the error, a record whose frame is intact (magic
+	// and version) but which fails its checksum: a write that tore at a
+	// crash, or a power loss that kept some of its unsynced sectors. Op,
+	// Seq and Kind are then the frame's, unverified.
+	Torn bool
 }
 
 // RecordReader is an optional interface of the prepare zone's Device:
@@ -449,7 +454,7 @@ func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec Slo
 		err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
 	}
 	if err != nil {
-		done(SlotRecord{}, err)
+		done(tornFrame(buf), err)
 		return
 	}
 	if rec.kind != kindPrepare {
@@ -457,6 +462,20 @@ func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec Slo
 		return
 	}
 	done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)
+}
+
+// tornFrame returns what the intact frame of a record that fails its
+// checksum says (SlotRecord.Torn), or an empty SlotRecord.
+func tornFrame(buf []byte) SlotRecord {
+	le := binary.LittleEndian
+	if len(buf) < recordFrameSize || le.Uint32(buf[0:]) != recordMagic || le.Uint16(buf[4:]) != recordVersion {
+		return SlotRecord{}
+	}
+	rec := SlotRecord{Torn: true, Op: le.Uint64(buf[8:]), Seq: le.Uint64(buf[24:])}
+	if buf[6] != kindPrepare {
+		rec.Kind = HeaderKind(buf[6])
+	}
+	return rec
 }
 
 // ReadHeaders reads every header slot and calls done with one record per

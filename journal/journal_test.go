@@ -278,9 +278,10 @@ func TestSlotWritesLandInOrder(t *testing.T) {
 }
 
 // TestReadSlotTellsBlankFromTorn: ReadSlot reports a never-written slot as
-// Blank and a torn one (a frame whose record fails its checksum) as not,
-// so that a replica can tell a hole nothing was written to from a write
-// that was lost or tore.
+// Blank and a torn one (an intact frame whose record fails its checksum)
+// as Torn, with the op and write sequence its frame names, so that a
+// replica can tell a hole nothing was written to from a write that tore,
+// and which write it was.
 func TestReadSlotTellsBlankFromTorn(t *testing.T) {
 	j, _, p, q := newTestJournal(t)
 	j.WritePrepare(3, 1, bytes.Repeat([]byte("p"), 100), func(error) {})
@@ -294,7 +295,7 @@ func TestReadSlotTellsBlankFromTorn(t *testing.T) {
 	if !errors.Is(blankErr, ErrFaulty) || !blank.Blank {
 		t.Fatalf("never-written slot: %+v, %v; want Blank and ErrFaulty", blank, blankErr)
 	}
-	if !errors.Is(tornErr, ErrFaulty) || torn.Blank {
-		t.Fatalf("torn slot: %+v, %v; want ErrFaulty, not Blank", torn, tornErr)
+	if !errors.Is(tornErr, ErrFaulty) || torn.Blank || !torn.Torn || torn.Op != 3 || torn.Seq != 1 || torn.Kind != 0 {
+		t.Fatalf("torn slot: %+v, %v; want ErrFaulty, Torn with the frame's op 3 and seq 1, not Blank", torn, tornErr)
 	}
 }

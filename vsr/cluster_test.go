@@ -147,6 +147,9 @@ func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
 	if n.c.drop != nil && n.c.drop(n.from, m) {
 		return
 	}
+	if n.c.dropTo != nil && n.c.dropTo(n.from, int(replica), m) {
+		return
+	}
 	n.c.queue = append(n.c.queue, envelope{n.from, int(replica), m})
 }
 
@@ -184,6 +187,9 @@ type testCluster struct {
 	afterIO func()
 	// drop, if set, drops the messages to replicas it returns true for.
 	drop func(from int, m *Message) bool
+	// dropTo, if set, drops the messages it returns true for, by sender
+	// and receiver.
+	dropTo func(from, to int, m *Message) bool
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster {
