@@ -349,16 +349,18 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 // resuming at the hole, would vote with a log that ends below ops it
 // acked (seed 335 at --ticks 6000). A new op's prepare in flight at the
 // crash looks the same in its slot; what tells them apart is the order of
-// the writes. An ack needs every op below it recorded with no prepare
-// write of it pending (recordedHead), and the acked op sealed: so if the
-// replica acked an op above the hole, a record of an op above the hole
-// (the acked op's prepare and HeaderDurable record) is older than the
-// torn write. A torn prepare of op written before every record above it
-// (the pipeline's writes in flight at a crash), or a torn write over an
-// older op's prepare (the slot never held op's installed header, which
-// would have replaced it), hides nothing acked. Any other corrupt record
+// the writes. An ack needs every op below it recorded (recordedHead) and
+// the acked op sealed: so if the replica acked an op above the hole before
+// the torn write was submitted, a record of an op above the hole (the
+// acked op's prepare and HeaderDurable record) is older than the torn
+// write. A torn prepare of op written before every record above it (the
+// pipeline's writes in flight at a crash), or a torn write over an older
+// op's prepare (the slot never held op's installed header, which would
+// have replaced it), hides no such ack. Any other corrupt record
 // (unreadable, no intact frame, a frame naming another op) is taken as
-// damage.
+// damage. Not covered: an op above the hole first written, sealed and
+// acked while the torn write was pending (recordedHead still counts an
+// installed header whose prepare is being written over its copy).
 func (r *Replica) tornPrepareDamage(op uint64, records []journal.HeaderRecord, slots []loadedSlot) bool {
 	slot := r.journal.Slot(op)
 	ls := &slots[slot]

@@ -129,18 +129,11 @@ func (r *Replica) requestSync() {
 // mode, logEntry.recorded): the log a
 // restart reloads reaches at least this op. The in-memory log is a chain,
 // so the journal's records of these ops chain from the checkpoint.
-//
-// An op whose prepare is being written (present, not yet durable) is not
-// counted, though its installed header is recorded in both zones: the
-// write goes over the header's copy in the prepare zone, and if it tears
-// only the header zone's copy names the op until the prepare is durable.
-// An ack made meanwhile would rest on one copy, and a restart could not
-// tell the torn write from a new op's (tornPrepareDamage).
 func (r *Replica) recordedHead() uint64 {
 	op := r.checkpointOp
 	for op < r.op {
 		e := r.log.at(op + 1)
-		if e == nil || !e.recorded || (e.prepare != nil && !e.durable) {
+		if e == nil || !e.recorded {
 			break
 		}
 		op++
