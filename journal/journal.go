@@ -382,6 +382,14 @@ type SlotRecord struct {
 	// record's payload (Kind not zero).
 	Prepare []byte
 	Header  []byte
+	// Blank reports, with the error, a slot that was never written (all
+	// zero frame), as against one whose record is torn or corrupt.
+	Blank bool
+	// Torn reports, with the error, a record whose frame is intact (magic
+	// and version) but which fails its checksum: a write that tore at a
+	// crash, or a power loss that kept some of its unsynced sectors. Op,
+	// Seq and Kind are then the frame's, unverified.
+	Torn bool
 }
 
 // RecordReader is an optional interface of the prepare zone's Device:
@@ -437,12 +445,16 @@ func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec Slo
 		done(SlotRecord{}, fmt.Errorf("%w: read slot %d: %w", ErrFaulty, slot, err))
 		return
 	}
+	if blankFrame(buf) {
+		done(SlotRecord{Blank: true}, fmt.Errorf("%w: slot %d empty", ErrFaulty, slot))
+		return
+	}
 	rec, err := unframe(buf)
 	if err == nil && rec.kind != kindPrepare && !HeaderKind(rec.kind).valid() {
 		err = fmt.Errorf("%w: slot %d holds kind %d", ErrFaulty, slot, rec.kind)
 	}
 	if err != nil {
-		done(SlotRecord{}, err)
+		done(tornFrame(buf), err)
 		return
 	}
 	if rec.kind != kindPrepare {
@@ -450,6 +462,20 @@ func (j *Journal) slotRead(slot uint64, buf []byte, err error, done func(rec Slo
 		return
 	}
 	done(SlotRecord{Op: rec.op, Seq: rec.seq, Prepare: rec.payload}, nil)
+}
+
+// tornFrame returns what the intact frame of a record that fails its
+// checksum says (SlotRecord.Torn), or an empty SlotRecord.
+func tornFrame(buf []byte) SlotRecord {
+	le := binary.LittleEndian
+	if len(buf) < recordFrameSize || le.Uint32(buf[0:]) != recordMagic || le.Uint16(buf[4:]) != recordVersion {
+		return SlotRecord{}
+	}
+	rec := SlotRecord{Torn: true, Op: le.Uint64(buf[8:]), Seq: le.Uint64(buf[24:])}
+	if buf[6] != kindPrepare {
+		rec.Kind = HeaderKind(buf[6])
+	}
+	return rec
 }
 
 // ReadHeaders reads every header slot and calls done with one record per
@@ -486,15 +512,22 @@ func (j *Journal) readHeadersOneByOne(buf []byte, records []HeaderRecord, slot u
 	})
 }
 
-func parseHeader(slot uint64, sector []byte) HeaderRecord {
-	allZero := true
-	for _, b := range sector[:recordFrameSize] {
+// blankFrame reports whether buf starts with an all-zero frame: a record
+// that was never written, not a torn or corrupt one.
+func blankFrame(buf []byte) bool {
+	if len(buf) < recordFrameSize {
+		return false
+	}
+	for _, b := range buf[:recordFrameSize] {
 		if b != 0 {
-			allZero = false
-			break
+			return false
 		}
 	}
-	if allZero {
+	return true
+}
+
+func parseHeader(slot uint64, sector []byte) HeaderRecord {
+	if blankFrame(sector) {
 		return HeaderRecord{Slot: slot, Err: fmt.Errorf("%w: empty", ErrFaulty), Blank: true}
 	}
 	rec, err := unframe(sector)

@@ -276,3 +276,26 @@ func TestSlotWritesLandInOrder(t *testing.T) {
 		t.Fatalf("prepare slot keeps %+v %v, want the second prepare (seq 3)", prec, perr)
 	}
 }
+
+// TestReadSlotTellsBlankFromTorn: ReadSlot reports a never-written slot as
+// Blank and a torn one (an intact frame whose record fails its checksum)
+// as Torn, with the op and write sequence its frame names, so that a
+// replica can tell a hole nothing was written to from a write that tore,
+// and which write it was.
+func TestReadSlotTellsBlankFromTorn(t *testing.T) {
+	j, _, p, q := newTestJournal(t)
+	j.WritePrepare(3, 1, bytes.Repeat([]byte("p"), 100), func(error) {})
+	run(q)
+	p.data[3*j.cfg.PrepareSlotSize+RecordFrameSize+10] ^= 0xff
+	var blank, torn SlotRecord
+	var blankErr, tornErr error
+	j.ReadSlot(2, func(rec SlotRecord, err error) { blank, blankErr = rec, err })
+	j.ReadSlot(3, func(rec SlotRecord, err error) { torn, tornErr = rec, err })
+	run(q)
+	if !errors.Is(blankErr, ErrFaulty) || !blank.Blank {
+		t.Fatalf("never-written slot: %+v, %v; want Blank and ErrFaulty", blank, blankErr)
+	}
+	if !errors.Is(tornErr, ErrFaulty) || torn.Blank || !torn.Torn || torn.Op != 3 || torn.Seq != 1 || torn.Kind != 0 {
+		t.Fatalf("torn slot: %+v, %v; want ErrFaulty, Torn with the frame's op 3 and seq 1, not Blank", torn, tornErr)
+	}
+}

@@ -151,6 +151,9 @@ func (n *testNetwork) SendToReplica(replica uint8, m *Message) {
 	if n.c.drop != nil && n.c.drop(n.from, m) {
 		return
 	}
+	if n.c.dropTo != nil && n.c.dropTo(n.from, int(replica), m) {
+		return
+	}
 	n.c.queue = append(n.c.queue, envelope{n.from, int(replica), m})
 }
 
@@ -191,6 +194,9 @@ type testCluster struct {
 	drop func(from int, m *Message) bool
 	// lazy ticks each replica only when it is due (lazy_ticks_test.go).
 	lazy lazyTicks
+	// dropTo, if set, drops the messages it returns true for, by sender
+	// and receiver.
+	dropTo func(from, to int, m *Message) bool
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster { return newTestClusterTicks(t, cfg, nil) }

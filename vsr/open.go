@@ -165,6 +165,12 @@ type loadedSlot struct {
 	prepare *Message
 	seq     uint64
 	mirror  *journal.HeaderRecord
+	// corrupt reports a prepare zone record that is torn, corrupt,
+	// unreadable or of another slot (misdirected): not a blank slot.
+	corrupt bool
+	// torn is, for a corrupt record whose frame is intact, what the frame
+	// says (journal.SlotRecord.Torn; unverified).
+	torn journal.SlotRecord
 }
 
 func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
@@ -174,15 +180,21 @@ func (r *Replica) loadSlots(slots []loadedSlot, slot uint64, done func()) {
 	}
 	r.journal.ReadSlot(slot, func(rec journal.SlotRecord, err error) {
 		var m Message
+		slots[slot].corrupt = err != nil && !rec.Blank
+		if err != nil && rec.Torn {
+			slots[slot].torn = rec
+		}
 		if err == nil {
 			r.journalSeq = max(r.journalSeq, rec.Seq+1)
 			switch {
+			case r.journal.Slot(rec.Op) != slot:
+				slots[slot].corrupt = true
 			case rec.Kind != 0:
-				if r.journal.Slot(rec.Op) == slot {
-					slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
-				}
-			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare && r.journal.Slot(rec.Op) == slot:
+				slots[slot] = loadedSlot{mirror: &journal.HeaderRecord{Slot: slot, Op: rec.Op, Seq: rec.Seq, Kind: rec.Kind, Header: rec.Header}}
+			case m.Decode(rec.Prepare) == nil && m.Op == rec.Op && m.Command == CommandPrepare:
 				slots[slot] = loadedSlot{prepare: m.Clone(), seq: rec.Seq}
+			default:
+				slots[slot].corrupt = true
 			}
 		}
 		r.loadSlots(slots, slot+1, done)
@@ -307,10 +319,13 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	// a corrupt or misdirected header record in the hole's slot, with
 	// records of later ops beyond it, means a durable (possibly acked) op
 	// was lost: the replica cannot vouch for its log and recovers it from
-	// peers. A hole left by an in-flight write at the crash is harmless.
+	// peers. A hole left by an in-flight write at the crash is harmless;
+	// so is a prepare zone record torn by it, unless it may be the
+	// prepare of a recorded op written over the copy of its installed
+	// header (tornPrepareDamage).
 	hole := r.journal.Slot(op + 1)
 	rec := &records[hole]
-	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole)
+	corrupt := (rec.Err != nil && !rec.Blank) || (rec.Err == nil && r.journal.Slot(rec.Op) != hole) || r.tornPrepareDamage(op+1, records, slots)
 	if !corrupt {
 		return
 	}
@@ -319,6 +334,60 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 			r.journalDamaged = true
 		}
 	}
+}
+
+// tornPrepareDamage reports whether the corrupt prepare zone record in
+// the slot of op, the hole where the journal's chain breaks at open, may
+// hide an op this replica recorded, and so may have acked ops above.
+//
+// The prepare of an op the replica held as an installed header (recorded
+// in both zones, which lets it ack the ops above) goes over the header's
+// copy in the prepare zone. Torn by a crash, or partly kept by a power
+// loss, it leaves the header zone's copy alone naming the op, and a
+// faulty disk may read that sector back stale (blank, or the slot's
+// record before it): neither zone then names the op, and the replica,
+// resuming at the hole, would vote with a log that ends below ops it
+// acked (seed 335 at --ticks 6000). A new op's prepare in flight at the
+// crash looks the same in its slot; what tells them apart is the order of
+// the writes. An ack needs every op below it recorded (recordedHead) and
+// the acked op sealed: so if the replica acked an op above the hole before
+// the torn write was submitted, a record of an op above the hole (the
+// acked op's prepare and HeaderDurable record) is older than the torn
+// write. A torn prepare of op written before every record above it (the
+// pipeline's writes in flight at a crash), or a torn write over an older
+// op's prepare (the slot never held op's installed header, which would
+// have replaced it), hides no such ack. Any other corrupt record
+// (unreadable, no intact frame, a frame naming another op) is taken as
+// damage. Not covered: an op above the hole first written, sealed and
+// acked while the torn write was pending (recordedHead still counts an
+// installed header whose prepare is being written over its copy).
+func (r *Replica) tornPrepareDamage(op uint64, records []journal.HeaderRecord, slots []loadedSlot) bool {
+	slot := r.journal.Slot(op)
+	ls := &slots[slot]
+	if !ls.corrupt {
+		return false
+	}
+	t := ls.torn
+	if !t.Torn || t.Kind != 0 || r.journal.Slot(t.Op) != slot || t.Op > op {
+		return true
+	}
+	if t.Op < op {
+		return false
+	}
+	ops := r.checkpointOp + r.cfg.JournalSlots
+	older := func(recOp, seq uint64) bool { return recOp > op && recOp <= ops && seq < t.Seq }
+	for i := range records {
+		if h := &records[i]; h.Err == nil && r.journal.Slot(h.Op) == h.Slot && older(h.Op, h.Seq) {
+			return true
+		}
+		if m := slots[i].mirror; m != nil && older(m.Op, m.Seq) {
+			return true
+		}
+		if p := slots[i].prepare; p != nil && older(p.Op, slots[i].seq) {
+			return true
+		}
+	}
+	return false
 }
 
 // adoptJournalLogView handles a restart between the journal records of a

@@ -1,0 +1,230 @@
+package vsr
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stratabroker/strata/journal"
+)
+
+// TestTornPrepareAtTheHoleIsDamage: a persisted backup (r1) missed the
+// prepare of op K+1 and held it as an installed header (recorded in both
+// zones), which let it ack ops K+2..K+4 (committed with the primary's
+// while the third replica was cut off). The repair's prepare of K+1 then
+// goes over the header's copy in the prepare zone and tears in a crash,
+// and the faulty disk reads the header zone's copy back stale, as before
+// its first write: neither zone names K+1 at the restart (seed 335 at
+// --ticks 6000: replica 4 voted for view 6 with log view 0 ending at op
+// 44, below op 58 it had acked,
+// scenarios/bug_vote_below_acked_op_ticks6000_335.txt). The torn write is
+// newer than the records of the ops above it, so it may hide an op the
+// backup recorded (a new op's prepare in flight at a crash is older than
+// them): the backup must take its journal as damaged and recover its log
+// from its peers, not resume at K and, with the primary down, start a
+// view with the cut-off replica that lacks the committed ops K+2..K+4.
+func TestTornPrepareAtTheHoleIsDamage(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	// The sends of r1 as the send checker sees them: its acks in each
+	// view, and every vote whose log view is that view must reach them.
+	ackedIn := map[uint64]uint64{}
+	var violation string
+	c.onSend = func(from int, m *Message) {
+		if from != 1 {
+			return
+		}
+		switch m.Command {
+		case CommandPrepareOk:
+			ackedIn[m.View] = max(ackedIn[m.View], m.Op)
+		case CommandDoViewChange:
+			if acked := ackedIn[m.LogView]; m.Op < acked && violation == "" {
+				violation = fmt.Sprintf("r1 sent DoViewChange for view %d with log view %d ending at op %d, below op %d it acked in that log view",
+					m.View, m.LogView, m.Op, acked)
+			}
+		}
+	}
+	submit := func(id uint64, body string) {
+		t.Helper()
+		// Bodies span sectors, so that a write of one may tear.
+		if err := c.client(id).Submit(OperationUserMin, []byte(body+strings.Repeat(".", 2*SectorSize))); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(id).Busy() && ticks < 3000; ticks++ {
+			c.tick(1)
+		}
+		if c.client(id).Busy() {
+			t.Fatalf("client %d's request %q did not commit:\n%s", id, body, c.status())
+		}
+	}
+	submit(1, "a")
+	c.tick(50)
+	r0, r1 := c.nodes[0].replica, c.nodes[1].replica
+	k := r0.CommitMax()
+
+	// Op K+1 commits on r0 and r2; r1 never gets its prepare.
+	blocked := true
+	c.dropTo = func(from, to int, m *Message) bool {
+		return blocked && m.Op == k+1 && (m.Command == CommandPrepare && to == 1 || m.Command == CommandRequestPrepare && from == 1)
+	}
+	submit(1, "b")
+	// r2 is cut off; ops K+2..K+4 commit on r0 and r1, which holds K+1 as
+	// an installed header.
+	c.group = []int{1, 1, 2}
+	submit(1, "c")
+	submit(1, "d")
+	submit(1, "e")
+	c.tick(20)
+	top := r0.CommitMax()
+	if e := r1.log.at(k + 1); top < k+4 || ackedIn[0] < top || e == nil || e.prepare != nil || !e.recorded {
+		t.Fatalf("ops %d..%d: r0 committed to %d, r1 acked to %d holding op %d as %+v:\n%s", k+1, k+4, top, ackedIn[0], k+1, e, c.status())
+	}
+
+	// The repair of K+1 reaches r1; r0 and r1 crash while its write is
+	// unsynced, and the write tears: its first sector lands, no more.
+	s := c.nodes[1].storage
+	slot := (k + 1) % cfg.JournalSlots
+	size := uint64(cfg.MessageSizeMax)
+	torn := false
+	c.afterIO = func() {
+		if torn || c.nodes[1].down {
+			return
+		}
+		for _, w := range s.pending {
+			if rec, err := journal.ParseRecord(w.data); w.zone == ZoneWALPrepares && err == nil && rec.Prepare && rec.Op == k+1 {
+				copy(s.durable[ZoneWALPrepares][w.offset:], w.data[:SectorSize])
+				torn = true
+				c.crash(0)
+				c.crash(1)
+				return
+			}
+		}
+	}
+	blocked = false
+	for ticks := 0; !torn && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	c.afterIO = nil
+	if !torn {
+		t.Fatalf("r1 wrote no prepare of op %d:\n%s", k+1, c.status())
+	}
+	// The faulty disk reads the header sector back as before its first
+	// write.
+	clear(s.durable[ZoneWALHeaders][slot*SectorSize : (slot+1)*SectorSize])
+	if rec, err := journal.ParseRecord(s.durable[ZoneWALPrepares][slot*size : (slot+1)*size]); err == nil {
+		t.Fatalf("the slot of op %d still reads back: %+v", k+1, rec)
+	}
+
+	// r1 restarts and r2 rejoins; the primary stays down a while.
+	c.group = []int{0, 0, 0}
+	c.start(1)
+	r1 = c.nodes[1].replica
+	if r1.Status() != StatusRecovering && r1.OpNumber() < top {
+		t.Errorf("r1 restarted %s at op %d, below op %d it acked", r1.Status(), r1.OpNumber(), top)
+	}
+	c.tick(600)
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+	c.start(0)
+	submit(2, "f")
+	c.tick(300)
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+	for i, n := range c.nodes {
+		if n.replica.CommitMax() < top+1 {
+			t.Fatalf("r%d committed to %d, want past %d:\n%s", i, n.replica.CommitMax(), top, c.status())
+		}
+	}
+	c.checkAgreement()
+}
+
+// TestTornNewPrepareAtTheHoleResumes: the other case tornPrepareDamage
+// tells apart. A backup's prepares of two new ops are in flight when it
+// crashes; the first tears, the second lands. Its journal's chain breaks
+// at the torn op with a record of a later op above it, but that record is
+// newer than the torn write, so nothing above the hole was acked: the
+// backup resumes from its log (a recovery would need a quorum it may not
+// have: seed 3700 at --ticks 6000, three of five replicas up after a
+// power loss of all, stayed stuck with this backup recovering).
+func TestTornNewPrepareAtTheHoleResumes(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	body := func(s string) []byte { return []byte(s + strings.Repeat(".", 2*SectorSize)) }
+	// Clients 2 and 3 register first, so that their next requests are
+	// the two prepares (each spanning sectors).
+	for id := uint64(2); id <= 3; id++ {
+		if err := c.client(id).Submit(OperationUserMin, []byte("a")); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(id).Busy() && ticks < 1000; ticks++ {
+			c.tick(1)
+		}
+	}
+	c.tick(50)
+	k := c.nodes[0].replica.CommitMax()
+	s := c.nodes[1].storage
+	pendingPrepare := func(op uint64) (testWrite, bool) {
+		for _, w := range s.pending {
+			if rec, err := journal.ParseRecord(w.data); w.zone == ZoneWALPrepares && err == nil && rec.Prepare && rec.Op == op {
+				return w, true
+			}
+		}
+		return testWrite{}, false
+	}
+	crashed := false
+	c.afterIO = func() {
+		if crashed {
+			return
+		}
+		first, ok1 := pendingPrepare(k + 1)
+		second, ok2 := pendingPrepare(k + 2)
+		if !ok1 || !ok2 {
+			return
+		}
+		copy(s.durable[ZoneWALPrepares][first.offset:], first.data[:SectorSize])
+		copy(s.durable[ZoneWALPrepares][second.offset:], second.data)
+		crashed = true
+		c.crash(1)
+	}
+	// r1's disk is slow: its writes are submitted, none completes.
+	c.stalled = map[int]bool{1: true}
+	if err := c.client(2).Submit(OperationUserMin, body("b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.client(3).Submit(OperationUserMin, body("c")); err != nil {
+		t.Fatal(err)
+	}
+	for ticks := 0; !crashed && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	c.afterIO = nil
+	c.stalled = nil
+	if !crashed {
+		t.Fatalf("r1 never had the prepares of ops %d and %d in flight together:\n%s", k+1, k+2, c.status())
+	}
+	c.start(1)
+	r1 := c.nodes[1].replica
+	if r1.Status() == StatusRecovering || r1.OpNumber() != k {
+		t.Fatalf("r1 restarted %s at op %d, want it to resume from its log at op %d", r1.Status(), r1.OpNumber(), k)
+	}
+	for ticks := 0; (c.client(2).Busy() || c.client(3).Busy()) && ticks < 3000; ticks++ {
+		c.tick(1)
+	}
+	c.tick(200)
+	if c.client(2).Busy() || c.client(3).Busy() || r1.CommitMax() < k+2 {
+		t.Fatalf("no progress after r1 restarted:\n%s", c.status())
+	}
+	c.checkAgreement()
+}
