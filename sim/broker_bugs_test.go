@@ -22,6 +22,7 @@ func TestBrokerReopenOverPeerCheckpointOfLostOwnOp(t *testing.T) {
 	// takes it since.
 	p := DrawParams(341)
 	p.Workload = WorkloadBroker
+	p.Metadata = 0                 // the path was found before the metadata plane
 	type key [3]uint64             // node, group, checkpoint op
 	own := map[key]uint64{}        // recorded by the host of an op it applied: the incarnation
 	superseded := map[key]uint64{} // a peer's of an op recorded own in an earlier incarnation: the installing incarnation

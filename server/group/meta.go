@@ -70,6 +70,14 @@ type MetaConfig struct {
 	// cached replies) answers duplicates before a request reaches the
 	// group.
 	Replica vsr.Config
+	// ClientTable keeps the metadata operations sessioned instead: the
+	// group's own client table (vsr's, replicated and part of its
+	// checkpoints) registers clients (vsr.OperationRegister, whose
+	// committed op is the session), orders their request numbers and
+	// answers a retry of a committed request from its cached reply, so a
+	// request is applied once across primaries. Clients submit with
+	// SubmitSession. The simulator's metadata plane runs so.
+	ClientTable bool
 }
 
 // MetaHost is one replica of the metadata group. Only the goroutine that
@@ -91,7 +99,7 @@ func NewMeta(cfg MetaConfig, b MetaBinding) (*MetaHost, error) {
 	if cfg.Replica.Group == 0 {
 		cfg.Replica.Group = MetaGroupID
 	}
-	for op := int(vsr.OperationUserMin); op < 256; op++ {
+	for op := int(vsr.OperationUserMin); op < 256 && !cfg.ClientTable; op++ {
 		cfg.Replica.Sessionless.Add(uint8(op))
 	}
 	h := &MetaHost{cfg: cfg, b: b, machine: metadata.New()}
@@ -130,12 +138,21 @@ func (h *MetaHost) Step(m *vsr.Message) { h.replica.Step(m) }
 // reply once the op is applied and durable, or a disposition. body is
 // copied.
 func (h *MetaHost) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+	h.SubmitSession(client, 0, request, operation, body)
+}
+
+// SubmitSession is Submit for a host with MetaConfig.ClientTable: session
+// is the client's session (the op of its committed vsr.OperationRegister;
+// 0 for the register itself), request its request number (a retry repeats
+// it).
+func (h *MetaHost) SubmitSession(client vsr.Uint128, session, request uint64, operation uint8, body []byte) {
 	m := &vsr.Message{Header: vsr.Header{
 		Command:   vsr.CommandRequest,
 		Cluster:   h.cfg.Replica.Cluster,
 		Group:     h.cfg.Replica.Group,
 		Replica:   h.cfg.Replica.ReplicaIndex,
 		Client:    client,
+		Session:   session,
 		Request:   request,
 		Operation: operation,
 	}, Body: body}
@@ -185,7 +202,7 @@ func (n *metaNetwork) SendToReplica(replica uint8, m *vsr.Message) {
 
 func (n *metaNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	if m.Command != vsr.CommandReply {
-		return // every operation is sessionless: no evictions
+		return // sessionless: no evictions (with ClientTable, ClientsMax bounds the clients)
 	}
 	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
 	if m.Disposition != vsr.DispositionNone {
