@@ -275,11 +275,12 @@ func (c *brokerClient) receive(rep *brokerReply) {
 	code := wire.ErrorCode(rep.code)
 	if w.meta != nil && uint32(code) == uint32(metadata.CodeTopicIDNotFound) {
 		// The node's metadata holds no topic for the group: nothing was
-		// submitted; the client creates the topic first.
+		// submitted; the client creates the topic, then retries.
 		if call.op == brokerSend || call.op == brokerStore {
 			answer(outcomeNotApplied)
 		}
 		w.meta.topicMissing(c, call.group)
+		c.retry(true, rep.hint)
 		return
 	}
 	switch call.op {

@@ -599,7 +599,20 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 		}
 		return true
 	}
-	if c.call != nil || c.stopped || w.now < c.nextTick {
+	need := -1
+	for g, n := range mc.needTopic {
+		if n {
+			need = g
+			break
+		}
+	}
+	needs := mc.needStream || need >= 0
+	// A need (a partition request refused for its missing topic) runs
+	// while that request waits to be retried, also in the liveness phase;
+	// an operation of the client's own only when it is idle.
+	waiting := c.call != nil && c.call.retryAt != 0
+	idle := c.call == nil && !c.stopped && w.now >= c.nextTick
+	if !(needs && (waiting || c.call == nil)) && !idle {
 		return false
 	}
 	var op metaOp
@@ -609,37 +622,25 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 		op = metaRegister
 	case mc.needStream:
 		op = metaCreateStream
+	case need >= 0:
+		op, topic = metaCreateTopic, need
 	default:
-		for g, need := range mc.needTopic {
-			if need {
-				op, topic = metaCreateTopic, g
-				break
-			}
+		if c.started >= w.params.RequestsPerClient || !mc.prng.Chance(metaOpSharePPM) {
+			return false
 		}
-		if topic < 0 {
-			if c.started >= w.params.RequestsPerClient || !mc.prng.Chance(metaOpSharePPM) {
-				return false
-			}
-			c.started++
-			switch x := mc.prng.IntN(10); {
-			case x < 4:
-				op = metaCreateTopic
-			case x < 7:
-				op = metaDeleteTopic
-			default:
-				op = metaGetTopic
-			}
-			topic = brokerGroupsMax + mc.prng.IntN(brokerScratchTopics)
-			if op == metaGetTopic && mc.prng.Chance(PPM/3) {
-				topic = mc.prng.IntN(w.groups)
-			}
+		c.started++
+		switch x := mc.prng.IntN(10); {
+		case x < 4:
+			op = metaCreateTopic
+		case x < 7:
+			op = metaDeleteTopic
+		default:
+			op = metaGetTopic
 		}
-	}
-	if op == metaRegister && mc.registered {
-		return false
-	}
-	if !mc.registered && op != metaRegister {
-		op, topic = metaRegister, -1
+		topic = brokerGroupsMax + mc.prng.IntN(brokerScratchTopics)
+		if op == metaGetTopic && mc.prng.Chance(PPM/3) {
+			topic = mc.prng.IntN(w.groups)
+		}
 	}
 	req := metaRequest{op: op, topic: topic, session: mc.session}
 	if op != metaRegister && op != metaGetTopic {
@@ -728,7 +729,9 @@ func (m *brokerMeta) clientReceive(c *brokerClient, rep *brokerReply) {
 		}
 	}
 	mc.call = nil
-	c.nextTick = w.now + uint64(c.prng.Range(1, w.params.ThinkTicksMax))
+	if c.call == nil {
+		c.nextTick = w.now + uint64(c.prng.Range(1, w.params.ThinkTicksMax))
+	}
 	switch call.req.op {
 	case metaRegister:
 		if code == wire.ErrorCodeOK || code == wire.ErrRequestAlreadyApplied {
@@ -749,14 +752,12 @@ func (m *brokerMeta) clientReceive(c *brokerClient, rep *brokerReply) {
 	}
 }
 
-// topicMissing handles a partition request refused because its topic does
+// topicMissing notes a partition request refused because its topic does
 // not exist at the node: the client creates the topic (and the stream)
-// before it goes on.
+// before it retries the request (which stays open: an earlier invocation
+// may still commit).
 func (m *brokerMeta) topicMissing(c *brokerClient, g int) {
-	mc := m.clients[c.index]
-	mc.needTopic[g] = true
-	c.call = nil
-	c.nextTick = m.w.now + 1
+	m.clients[c.index].needTopic[g] = true
 }
 
 // onLiveness prepares the clients for the liveness phase: reads need not
@@ -1027,7 +1028,6 @@ func (w *brokerWorld) bootstrapMeta() {
 					submitted = true
 					m.nodes[p].host.SubmitSession(m.operatorID(), req.session, req.request, operation, req.body)
 					w.afterInput()
-					continue
 				}
 			}
 			w.Tick()
