@@ -1033,7 +1033,11 @@ func (w *brokerWorld) bootstrapMeta() {
 			w.Tick()
 		}
 		if !e.done && w.violation == nil {
-			w.failAs("metadata", fmt.Errorf("the operator's bootstrap (%s %s) did not commit in %d ticks with every fault off", metaOpNames[req.op], metaTopicName(max(req.topic, 0)), bootstrapTicksMax))
+			what := metaOpNames[req.op]
+			if req.topic >= 0 {
+				what += " " + metaTopicName(req.topic)
+			}
+			w.failAs("metadata", fmt.Errorf("the operator's bootstrap (%s) did not commit in %d ticks with every fault off", what, bootstrapTicksMax))
 		}
 	}
 	m.booting = false
