@@ -142,11 +142,10 @@ type metaRead struct {
 
 // metaCounters count the metadata plane's events (coverage).
 type metaCounters struct {
-	commits    uint64 // ops applied by a primary's replica (every node counts its own)
-	retried    uint64 // requests sent again under the same number
-	gated      uint64 // partition requests refused: no topic at the node
-	deleted    uint64 // topics deleted by a committed op
-	cachedHits uint64 // retries answered with the op that applied the first
+	commits uint64 // ops applied by a primary's replica (every node counts its own)
+	retried uint64 // requests sent again under the same number
+	gated   uint64 // partition requests refused: no topic at the node
+	deleted uint64 // topics deleted by a committed op
 }
 
 // brokerMeta is the metadata plane of a broker world.
@@ -722,9 +721,6 @@ func (m *brokerMeta) clientReceive(c *brokerClient, rep *brokerReply) {
 			if at, ok := m.appliedAt[key]; !ok || at != rep.metaOp {
 				w.failAs("exactly-once", fmt.Errorf("client %d: the committed reply to metadata request %d (%s) names op %d; the request was applied at op %d (applied: %v)",
 					c.index, call.req.request, metaOpNames[call.req.op], rep.metaOp, at, ok))
-			}
-			if call.invoke != 0 && e.call != 0 && m.counters.retried > 0 {
-				m.counters.cachedHits++
 			}
 		}
 	}
