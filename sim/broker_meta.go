@@ -934,9 +934,11 @@ func (m *brokerMeta) check() (string, error) {
 // its node, as production's first boot submits its root user) registers
 // and creates the stream "broker" and the topics of every partition group
 // but the last, one op at a time; then the faults and the clients start.
-// The last group's topic (the only one's, with one group, too) is left to
-// the clients: they create it when a partition request for it is refused,
-// so the topic gate is exercised through the run. The bootstrap changes
+// The last group's topic is left to the clients: they create it when a
+// partition request for it is refused, so the topic gate is exercised
+// through the run. With one partition group the operator only registers:
+// the clients create the stream (its create topic answered 1009) and the
+// topic. The bootstrap changes
 // nothing of the safety phase's timeline of partition traffic and faults
 // (the planted partition-level bugs are found early in a run).
 
@@ -972,7 +974,11 @@ func (w *brokerWorld) bootstrapMeta() {
 	}
 	m.booting = true
 	// The operator's steps: register, the stream, the topics.
-	steps := []metaRequest{{op: metaRegister, topic: -1}, {op: metaCreateStream, topic: -1}}
+	steps := []metaRequest{{op: metaRegister, topic: -1}}
+	if m.bootTopics() > 0 {
+		// With one partition group the clients create the stream too.
+		steps = append(steps, metaRequest{op: metaCreateStream, topic: -1})
+	}
 	for g := 0; g < m.bootTopics(); g++ {
 		steps = append(steps, metaRequest{op: metaCreateTopic, topic: g})
 	}
