@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/stratabroker/strata/server/group"
+	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/vsr"
 	"github.com/zeebo/xxh3"
@@ -57,9 +58,10 @@ type brokerRequest struct {
 	request uint64 // unique per client and invocation
 	group   int
 	op      brokerOp
-	body    []byte // send, store: the operation body
-	start   uint64 // poll
-	count   uint32 // poll
+	body    []byte       // send, store: the operation body
+	start   uint64       // poll
+	count   uint32       // poll
+	meta    *metaRequest // a metadata request (group brokerMetaGroup)
 }
 
 // brokerReply answers one invocation.
@@ -79,6 +81,12 @@ type brokerReply struct {
 	// hint is the node that answered's idea of the group's primary (the
 	// primary of its view), a redirect for the client; -1 if none.
 	hint int
+	// A metadata reply (broker_meta.go): the op that committed the
+	// request, a created topic's or stream's id, a lookup's result.
+	meta      bool
+	metaOp    uint64
+	metaID    uint32
+	metaFound bool
 }
 
 func cloneBrokerPacket(p *brokerPacket) *brokerPacket {
@@ -208,6 +216,8 @@ type brokerWorld struct {
 	// readProbeRounds counts the liveness phase's read probes (a probe
 	// refused because its view moved on is repeated).
 	readProbeRounds int
+	// meta is the metadata plane (Params.Metadata), or nil.
+	meta *brokerMeta
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
@@ -236,6 +246,9 @@ func runBroker(opts Options, script func(w *brokerWorld) error) (res *Result) {
 		return res
 	}
 	w.traceMessages = opts.TraceMessages
+	if w.meta != nil {
+		w.bootstrapMeta()
+	}
 	if script != nil {
 		if err := script(w); err != nil {
 			w.fill(res)
@@ -324,6 +337,13 @@ func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*broker
 	for i := 0; i < params.ClientCount; i++ {
 		w.clients = append(w.clients, newBrokerClient(w, i, clientRoot.Fork(uint64(i))))
 	}
+	if params.Metadata != 0 {
+		m, err := newBrokerMeta(w, root.Fork(10))
+		if err != nil {
+			return nil, err
+		}
+		w.meta = m
+	}
 	for i := 0; i < n; i++ {
 		if err := w.start(i); err != nil {
 			return nil, err
@@ -339,6 +359,11 @@ func (w *brokerWorld) start(i int) error {
 	node.gen++
 	clear(node.lastRequest)
 	w.loadSegments(i)
+	if w.meta != nil {
+		if err := w.meta.start(i); err != nil {
+			return err
+		}
+	}
 	for g := 0; g < w.groups; g++ {
 		h, err := group.New(w.configs[i][g], group.Binding{
 			Storage: node.storages[g],
@@ -492,6 +517,9 @@ func (w *brokerWorld) Tick() {
 		}
 		_ = i
 	}
+	if w.meta != nil {
+		w.meta.tickStorage()
+	}
 	w.runIOs()
 	w.network.DeliverDue(w.now, w.deliver)
 	for i, node := range w.nodes {
@@ -515,8 +543,14 @@ func (w *brokerWorld) Tick() {
 			}
 		}
 	}
+	if w.meta != nil {
+		w.meta.tickHosts()
+	}
 	w.checkCheckpoints()
 	for _, cl := range w.clients {
+		if w.meta != nil && w.meta.booting {
+			break // the operator's bootstrap runs first
+		}
 		cl.tick()
 	}
 	for g, cc := range w.commits {
@@ -589,6 +623,9 @@ func (w *brokerWorld) downCount() int {
 		}
 		worst = max(worst, n)
 	}
+	if w.meta != nil {
+		worst = max(worst, w.meta.downCount())
+	}
 	return worst
 }
 
@@ -608,6 +645,9 @@ func (w *brokerWorld) timedCrash(i int, kind timedKind, ppm uint32) {
 	w.pendingCrashes = append(w.pendingCrashes, pendingCrash{replica: i, kind: kind, powerLoss: powerLoss})
 	for _, s := range w.nodes[i].storages {
 		s.interrupt = true
+	}
+	if w.meta != nil {
+		w.meta.nodes[i].storage.interrupt = true
 	}
 }
 
@@ -693,6 +733,10 @@ func (w *brokerWorld) deliver(from, to int, p *brokerPacket, corrupted bool) {
 		w.handleRequest(to, p.req)
 		return
 	}
+	if p.msg.Group == group.MetaGroupID && w.meta != nil {
+		w.meta.step(to, p.msg, corrupted)
+		return
+	}
 	g := int(p.msg.Group)
 	if p.msg.Group >= uint64(w.groups) {
 		if corrupted {
@@ -746,6 +790,18 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		return // a duplicate the client's TCP stream would never deliver
 	}
 	node.lastRequest[req.client] = req.request
+	if req.group == brokerMetaGroup {
+		w.meta.handle(i, req)
+		return
+	}
+	if w.meta != nil && !w.meta.topicVisible(i, req.group) && !w.bugs.Has(vsr.BugPartitionOpBeforeTopic) {
+		// The server resolves the topic in its metadata view before it
+		// submits to the partition (metadata.ResolveSend): none, no op.
+		w.meta.counters.gated++
+		w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: &brokerReply{client: req.client, request: req.request, group: req.group,
+			op: req.op, code: uint32(metadata.CodeTopicIDNotFound), hint: w.primaryHint(i, req.group)}})
+		return
+	}
 	h := node.hosts[req.group]
 	w.inputNode, w.inputGroup = i, req.group
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}

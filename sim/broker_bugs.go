@@ -93,6 +93,9 @@ func (w *brokerWorld) observe(i, g int) *observedSegments {
 // the state the last apply left.
 func (o *observedSegments) BeforeApply(op, _ uint64, _ uint8, _ []byte) {
 	o.applying = op
+	if o.w.meta != nil {
+		o.w.meta.checkTopicGate(o.node, o.group, op)
+	}
 	if o.host == nil || !o.have {
 		return
 	}

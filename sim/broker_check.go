@@ -343,6 +343,11 @@ func (w *brokerWorld) resolvePendingSends() map[int]uint64 {
 // check runs the end-of-run broker checkers and returns the first
 // failure's checker name and error.
 func (w *brokerWorld) check() (string, error) {
+	if w.meta != nil {
+		if name, err := w.meta.check(); err != nil {
+			return name, err
+		}
+	}
 	if name, err := w.brokerRules(); err != nil {
 		return name, err
 	}

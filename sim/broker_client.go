@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -138,6 +139,9 @@ func brokerMessageID(c int, k uint64) uint64 { return uint64(c+1)<<40 | k }
 
 func (c *brokerClient) tick() {
 	w := c.w
+	if w.meta != nil && w.meta.clientTick(c) {
+		return
+	}
 	if call := c.call; call != nil {
 		switch {
 		case call.retryAt != 0:
@@ -254,6 +258,12 @@ func (c *brokerClient) retry(other bool, hint int) {
 func (c *brokerClient) receive(rep *brokerReply) {
 	w := c.w
 	call := c.call
+	if rep != nil && rep.meta {
+		if w.meta != nil {
+			w.meta.clientReceive(c, rep)
+		}
+		return
+	}
 	if rep == nil || call == nil || call.retryAt != 0 || rep.request != call.request {
 		return // an answer to an invocation given up on
 	}
@@ -263,6 +273,16 @@ func (c *brokerClient) receive(rep *brokerReply) {
 		e.done, e.ret, e.retTick, e.outcome, e.code = true, w.events, w.now, o, rep.code
 	}
 	code := wire.ErrorCode(rep.code)
+	if w.meta != nil && uint32(code) == uint32(metadata.CodeTopicIDNotFound) {
+		// The node's metadata holds no topic for the group: nothing was
+		// submitted; the client creates the topic, then retries.
+		if call.op == brokerSend || call.op == brokerStore {
+			answer(outcomeNotApplied)
+		}
+		w.meta.topicMissing(c, call.group)
+		c.retry(true, rep.hint)
+		return
+	}
 	switch call.op {
 	case brokerSend, brokerStore:
 		switch {

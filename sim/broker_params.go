@@ -63,6 +63,7 @@ func drawBrokerParams(r *PRNG, p *Params) {
 		p.FlushMessages = 1024 // the default threshold: flushes are rare
 	}
 	p.BatchMessagesMax = r.Range(1, brokerBatchMessagesMax)
+	p.Metadata = 1 // not drawn: the parameter stream stays as it was
 }
 
 // groupPersisted reports whether group g's topic is persisted.

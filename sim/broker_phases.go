@@ -86,6 +86,9 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 			w.commits[g] = NewCommitChecker(w.n)
 		}
 	}
+	if w.meta != nil {
+		w.meta.crash(i, powerLoss)
+	}
 	w.network.DropTo(i)
 	b := binary.LittleEndian.AppendUint64(w.scratch[:0], uint64(i)|uint64(w.now)<<8|1<<63)
 	_, _ = w.trace.Write(b)
@@ -120,6 +123,12 @@ func (w *brokerWorld) Liveness() {
 		for _, s := range node.storages {
 			s.SetFaults(false)
 		}
+	}
+	if w.meta != nil {
+		for _, mn := range w.meta.nodes {
+			mn.storage.SetFaults(false)
+		}
+		w.meta.onLiveness()
 	}
 	inCore := make([]bool, w.n)
 	for _, i := range core {
@@ -454,6 +463,11 @@ func (w *brokerWorld) livenessProblem() string {
 			return fmt.Sprintf("group %d: core commit %d below op %d, which a replica committed before", g, commit, w.commitMax[g])
 		}
 	}
+	if w.meta != nil {
+		if p := w.meta.livenessProblem(); p != "" {
+			return p
+		}
+	}
 	for _, cl := range w.clients {
 		// A client of a group whose liveness is checked must finish its
 		// operation, also when the group is waived but restarts from its
@@ -606,6 +620,11 @@ func (w *brokerWorld) fill(res *Result) {
 			res.Storage.add(s.Counters)
 		}
 	}
+	if w.meta != nil {
+		for _, mn := range w.meta.nodes {
+			res.Storage.add(mn.storage.Counters)
+		}
+	}
 	res.Process = w.counters
 	for _, cl := range w.clients {
 		res.Process.ClientRetries += cl.retries
@@ -620,6 +639,9 @@ func (w *brokerWorld) fill(res *Result) {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
 	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
+	if w.meta != nil {
+		res.broker.meta = w.meta.counters
+	}
 	for _, node := range w.nodes {
 		for _, sg := range node.segments {
 			res.broker.segmentTransfers += sg.installs
@@ -644,4 +666,6 @@ type brokerSummary struct {
 	reads         readCounters
 	// segmentTransfers counts segment state transfers installed.
 	segmentTransfers uint64
+	// meta counts the metadata plane's events (broker_meta.go).
+	meta metaCounters
 }

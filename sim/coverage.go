@@ -51,6 +51,10 @@ const (
 	CoverCheckedPrepareOks
 	CoverCheckedDoViewChanges
 	CoverCheckedViewLogs
+	CoverMetaCommits
+	CoverMetaRetries
+	CoverTopicGated
+	CoverTopicDeletes
 	coverageEventCount
 )
 
@@ -93,6 +97,10 @@ var coverageNames = [coverageEventCount]string{
 	"PrepareOks checked against the disk",
 	"DoViewChanges checked (acks, commits, disk)",
 	"view logs checked against the commits",
+	"metadata ops committed (broker)",
+	"metadata requests retried (same request number)",
+	"partition requests refused: no topic yet",
+	"topics deleted while others send",
 }
 
 // String names e as the table prints it.
@@ -150,6 +158,12 @@ func (r *Result) Coverage() Coverage {
 	c[CoverCheckedPrepareOks] = p.CheckedPrepareOks
 	c[CoverCheckedDoViewChanges] = p.CheckedDoViewChanges
 	c[CoverCheckedViewLogs] = p.CheckedViewLogs
+	if b := r.broker; b != nil {
+		c[CoverMetaCommits] = b.meta.commits
+		c[CoverMetaRetries] = b.meta.retried
+		c[CoverTopicGated] = b.meta.gated
+		c[CoverTopicDeletes] = b.meta.deleted
+	}
 	return c
 }
 

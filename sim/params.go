@@ -186,6 +186,12 @@ type Params struct {
 	PersistedGroupsMask uint64
 	FlushMessages       int
 	BatchMessagesMax    int
+	// Metadata, when 1, makes every node of the broker workload host the
+	// metadata group too (broker_meta.go): the partition groups' topics are
+	// created through it and gate their partition operations. Every drawn
+	// seed sets it; a scenario file without its `set metadata` line
+	// replays the run from before the metadata plane (0).
+	Metadata int
 }
 
 // Workload names what the simulated clients run.
@@ -535,6 +541,7 @@ func (p *Params) normalize() {
 	p.PersistedGroupsMask &= 1<<uint(p.Groups) - 1
 	p.FlushMessages = clampInt(int64(p.FlushMessages), 1, 1<<20)
 	p.BatchMessagesMax = clampInt(int64(p.BatchMessagesMax), 1, brokerBatchMessagesMax)
+	p.Metadata = clampInt(int64(p.Metadata), 0, 1)
 }
 
 // keepReplicas drops indexes of replicas that do not exist.
@@ -665,8 +672,8 @@ func (p *Params) Print(w io.Writer) {
 	fmt.Fprintf(w, "  storage faults: faulty=%v latent=%dppm/sector misdirect=%dppm/write stale_read=%dppm/read\n",
 		p.StorageFaultyReplica, p.LatentErrorPPM, p.MisdirectPPM, p.StaleReadPPM)
 	if p.Workload == WorkloadBroker {
-		fmt.Fprintf(w, "  broker workload: groups=%d persisted_groups=%s flush_messages=%d batch_messages_max=%d\n",
-			p.Groups, persistedGroupsString(p), p.FlushMessages, p.BatchMessagesMax)
+		fmt.Fprintf(w, "  broker workload: groups=%d persisted_groups=%s flush_messages=%d batch_messages_max=%d metadata=%d\n",
+			p.Groups, persistedGroupsString(p), p.FlushMessages, p.BatchMessagesMax, p.Metadata)
 	}
 	fmt.Fprintf(w, "  workload: requests_per_client=%d read=%dppm padding_max=%d think_ticks_max=%d request_timeout=%d ticks safety_ticks=%d liveness_ticks_max=%d\n",
 		p.RequestsPerClient, p.ReadPPM, p.PaddingBytesMax, p.ThinkTicksMax, p.RequestTimeoutTicks, p.SafetyTicks, p.LivenessTicks)

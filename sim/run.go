@@ -122,6 +122,11 @@ func (r *Result) Print(w io.Writer) {
 		rc := &b.reads
 		fmt.Fprintf(w, "broker reads: served_at_once=%d served_after_round=%d refused=%d refused_after_wait=%d\n",
 			rc.servedAtOnce, rc.servedAfterRound, rc.refused, rc.refusedAfterWait)
+		if r.Params.Metadata != 0 {
+			mc := &b.meta
+			fmt.Fprintf(w, "broker metadata: ops_committed=%d retried=%d partition_requests_without_topic=%d topics_deleted=%d\n",
+				mc.commits, mc.retried, mc.gated, mc.deleted)
+		}
 		for g, f := range b.fenced {
 			if f != "" {
 				fmt.Fprintf(w, "broker: group %d fenced (first fence; a segment transfer may have repaired it): %s\n", g, f)

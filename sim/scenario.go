@@ -513,6 +513,7 @@ var paramFields = []paramField{
 	{"persisted_groups_mask", func(p *Params, v int64) { p.PersistedGroupsMask = uint64(v) }, func(p *Params) int64 { return int64(p.PersistedGroupsMask) }},
 	{"flush_messages", func(p *Params, v int64) { p.FlushMessages = clampInt(v, 1, 1<<20) }, func(p *Params) int64 { return int64(p.FlushMessages) }},
 	{"batch_messages_max", func(p *Params, v int64) { p.BatchMessagesMax = clampInt(v, 1, brokerBatchMessagesMax) }, func(p *Params) int64 { return int64(p.BatchMessagesMax) }},
+	{"metadata", func(p *Params, v int64) { p.Metadata = clampInt(v, 0, 1) }, func(p *Params) int64 { return int64(p.Metadata) }},
 }
 
 // ppmField is a paramField for a rate in parts per million.

@@ -21,6 +21,9 @@ func (sc *Scenario) ScenarioParams() Params {
 	if sc.Workload != nil && *sc.Workload == WorkloadBroker {
 		p.UseBroker()
 	}
+	// A file without a `set metadata` line was written before the broker
+	// workload hosted the metadata group: it replays the run of then.
+	p.Metadata = 0
 	for _, s := range sc.Sets {
 		p.setParam(s.Name, s.Value)
 	}

@@ -346,6 +346,12 @@ const (
 	// delivered at once instead of after the segment sync (the barrier)
 	// its op's effects started.
 	BugPersistedReplyBeforeSync
+	// BugPartitionOpBeforeTopic is a broker-level bug, honoured by the
+	// simulator's broker binding: a node admits a partition operation
+	// without looking its topic up in its applied metadata, so a send may
+	// commit in a partition group before the metadata group committed the
+	// topic's create.
+	BugPartitionOpBeforeTopic
 )
 
 var bugNames = []struct {
@@ -363,6 +369,7 @@ var bugNames = []struct {
 	{BugCheckpointBeforeSegmentSync, "wal-reclaimed-before-segment-sync"},
 	{BugOffsetStoreBeforeCommit, "offset-store-before-commit"},
 	{BugPersistedReplyBeforeSync, "persisted-reply-before-sync"},
+	{BugPartitionOpBeforeTopic, "partition-op-before-topic"},
 }
 
 // BugNames lists the planted bug names accepted by ParseBug, in order.

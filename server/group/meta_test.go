@@ -235,3 +235,73 @@ func TestMetaHostRecoversCheckpointAndJournal(t *testing.T) {
 	}
 	t.Logf("%d ops, checkpoint at %d, %d applied again at reopen", lastOp, checkpoint, len(n2.applied))
 }
+
+// TestMetaHostClientTableAppliesARetryOnce: through SubmitRequest the
+// group's client table registers a client (the register's op is its
+// session) and answers a retry of a committed request, under the same
+// request number, from its cached reply: the request is applied once.
+// Submit's sessionless path (the server's own operations) applies the
+// retry again.
+func TestMetaHostClientTableAppliesARetryOnce(t *testing.T) {
+	for _, table := range []bool{true, false} {
+		cfg := vsr.DefaultConfig(0, 1, 0)
+		cfg.Durability = vsr.Persisted
+		cfg.JournalSlots = 32
+		cfg.PipelinePrepareMax = 4
+		cfg.MessageSizeMax = 64 << 10
+		cfg.WALBytesMax = 16 << 20
+		cfg.ClientsMax = 4
+		loop := &[]func(){}
+		st := newMemStorage(&cfg, loop)
+		n := &metaNode{loop: loop, replies: map[uint64]group.Reply{}}
+		h, err := group.NewMeta(group.MetaConfig{Replica: cfg},
+			group.MetaBinding{Storage: st, Peers: noPeers{}, Clock: &stepClock{}, Effects: n, Replies: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.host = h
+		h.Open(func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		n.run()
+		client := vsr.Uint128{Lo: 7}
+		session := uint64(0)
+		if table {
+			h.SubmitRequest(group.MetaRequest{Client: client, Operation: group.OperationRegister})
+			n.run()
+			r := n.replies[0]
+			if r.Disposition != vsr.DispositionNone || r.Op == 0 {
+				t.Fatalf("register: %+v", r)
+			}
+			session = r.Op
+		}
+		body := metadata.EncodeOp(metadata.Envelope{UserID: metadata.RootUserID}, &metadata.CreateStream{Name: "s"})
+		var ops []uint64
+		var codes []metadata.Code
+		for try := 0; try < 2; try++ {
+			delete(n.replies, 1)
+			if table {
+				h.SubmitRequest(group.MetaRequest{Client: client, Session: session, Request: 1, Operation: metadata.OperationCreateStream, Body: body})
+			} else {
+				h.Submit(client, 1, metadata.OperationCreateStream, body)
+			}
+			n.run()
+			r, ok := n.replies[1]
+			if !ok || r.Disposition != vsr.DispositionNone {
+				t.Fatalf("client table %v, try %d: %+v %v", table, try, r, ok)
+			}
+			code, _ := metadata.ReplyCode(r.Body)
+			ops, codes = append(ops, r.Op), append(codes, code)
+		}
+		applied := len(n.applied)
+		t.Logf("client table %v: replies at ops %v with codes %v, %d ops applied", table, ops, codes, applied)
+		if table && (applied != 1 || ops[0] != ops[1] || codes[1] != metadata.CodeOK) {
+			t.Fatalf("with the client table a retried create was applied %d times (replies at ops %v, codes %v)", applied, ops, codes)
+		}
+		if !table && (applied != 2 || codes[1] != metadata.CodeStreamNameAlreadyExists) {
+			t.Fatalf("without the client table the retry applied %d times with codes %v: the test no longer shows the difference", applied, codes)
+		}
+	}
+}
