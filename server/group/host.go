@@ -330,7 +330,7 @@ func New(cfg Config, b Binding) (*Host, error) {
 		// The binding coalesces commit heartbeats (announce.go).
 		network = &announcingNetwork{hostNetwork: h.net, a: a}
 	}
-	r, err := vsr.NewReplica(cfg.Replica, b.Storage, network, &h.sm, b.Clock)
+	r, err := vsr.NewReplica(cfg.Replica, newInputStorage(b.Storage, h), network, &h.sm, b.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("group %d: %w", cfg.Replica.Group, err)
 	}
@@ -360,6 +360,66 @@ func (h *Host) Open(done func(error)) {
 		done(err)
 	})
 }
+
+// inputStorage is the replica's vsr.Storage: Binding.Storage, with the
+// host's work after an input (afterInput) run after every completion. A
+// completion is an input like Step or Tick: the replica may commit and
+// apply there (a persisted primary's own write and sync is often the last
+// ack of an op), and the reads that became ready, the checkpoint that is
+// due and the abdication of a replica whose partition failed must follow
+// from that completion, not from whatever input comes next (the broker
+// simulator's seed 42342 saw a read readied by a completion answered
+// during the next input, a corrupted message). vsr.Storage never completes
+// inside the submitting call, so no completion runs inside another input.
+type inputStorage struct {
+	s vsr.Storage
+	h *Host
+}
+
+// newInputStorage wraps s, keeping its optional vsr.RecordReader.
+func newInputStorage(s vsr.Storage, h *Host) vsr.Storage {
+	in := inputStorage{s: s, h: h}
+	if rr, ok := s.(vsr.RecordReader); ok {
+		return inputRecordStorage{in, rr}
+	}
+	return in
+}
+
+// inputRecordStorage is an inputStorage over a vsr.RecordReader.
+type inputRecordStorage struct {
+	inputStorage
+	rr vsr.RecordReader
+}
+
+func (s inputRecordStorage) ReadRecord(zone vsr.Zone, offset, max uint64, done func([]byte, error)) {
+	s.rr.ReadRecord(zone, offset, max, func(buf []byte, err error) {
+		done(buf, err)
+		s.h.afterInput()
+	})
+}
+
+func (s inputStorage) Read(zone vsr.Zone, offset uint64, buf []byte, done func(error)) {
+	s.s.Read(zone, offset, buf, func(err error) {
+		done(err)
+		s.h.afterInput()
+	})
+}
+
+func (s inputStorage) Write(zone vsr.Zone, offset uint64, data []byte, done func(error)) {
+	s.s.Write(zone, offset, data, func(err error) {
+		done(err)
+		s.h.afterInput()
+	})
+}
+
+func (s inputStorage) Sync(done func(error)) {
+	s.s.Sync(func(err error) {
+		done(err)
+		s.h.afterInput()
+	})
+}
+
+func (s inputStorage) ZoneSize(zone vsr.Zone) uint64 { return s.s.ZoneSize(zone) }
 
 // Tick advances the replica's timeouts by one tick.
 func (h *Host) Tick() {

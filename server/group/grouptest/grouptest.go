@@ -554,6 +554,8 @@ type Cluster struct {
 	now     uint64
 	// cut[i] isolates node i from the others while set.
 	cut []bool
+	// held[i] keeps node i's IO completions pending while set (HoldIO).
+	held []bool
 	// Delivered counts the messages delivered between replicas.
 	Delivered uint64
 }
@@ -568,6 +570,7 @@ func New(cfg group.Config, persisted bool) (*Cluster, error) {
 		rc.ReplicaIndex = uint8(i)
 		c.Nodes = append(c.Nodes, &Node{Storage: newStorage(c, i, &rc), Segments: &Segments{c: c, node: i, persisted: persisted}})
 		c.cut = append(c.cut, false)
+		c.held = append(c.held, false)
 	}
 	for i := range c.Nodes {
 		if err := c.Start(i); err != nil {
@@ -626,11 +629,28 @@ func (c *Cluster) PowerLoss(i int) {
 // Isolate cuts node i off from the other replicas (true) or heals it.
 func (c *Cluster) Isolate(i int, cut bool) { c.cut[i] = cut }
 
-// PumpIO runs pending IO completions until none is left.
+// HoldIO keeps node i's IO completions pending (true: a slow disk) or
+// lets the next PumpIO run them, in their order (false). Completions of
+// the other nodes run meanwhile.
+func (c *Cluster) HoldIO(i int, hold bool) { c.held[i] = hold }
+
+// PumpIO runs pending IO completions, except those of nodes whose IO is
+// held, until none is left.
 func (c *Cluster) PumpIO() {
-	for steps := 0; len(c.ios) > 0 && steps < 10_000_000; steps++ {
-		op := c.ios[0]
-		c.ios = c.ios[1:]
+	for steps := 0; steps < 10_000_000; steps++ {
+		k := 0
+		for k < len(c.ios) && c.held[c.ios[k].node] {
+			k++
+		}
+		if k == len(c.ios) {
+			return
+		}
+		op := c.ios[k]
+		if k == 0 {
+			c.ios = c.ios[1:]
+		} else {
+			c.ios = append(c.ios[:k], c.ios[k+1:]...)
+		}
 		if c.Nodes[op.node].gen == op.gen && !c.Nodes[op.node].Down {
 			op.f()
 		}
