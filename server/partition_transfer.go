@@ -21,7 +21,10 @@ import (
 // journals; or its own, over segments a damage fenced at open) is fenced
 // and fetches the history from a peer:
 //
-//   - Serving: the manifest is the peer's segment files that hold the
+//   - Serving: a replica serves a range its log holds whole, fenced for
+//     missing history of its own or not (two fenced replicas repair each
+//     other: scenarios/bug_broker_fenced_pair_segment_transfer_ticks6000_2845.txt).
+//     The manifest is the peer's segment files that hold the
 //     range, each cut where the range ends (storage.Log.SegmentFiles: a
 //     prefix of the file, which appends do not change), with the XXH3-64
 //     of each, hashed once from the files in bounded reads and kept while
@@ -46,8 +49,10 @@ import (
 //     (the checkpoint carries them): the cut to the machine rewrites them
 //     (resetToMachine).
 //   - While the history is missing nothing is flushed (the batches stay in
-//     the machine, as unflushed ones do) and no segment is deleted: the
-//     log has a hole, and an append after it would fail. The host takes
+//     the machine, as unflushed ones do; the group host withholds the
+//     flush effects, and flushUpTo refuses the binding's own flushes) and
+//     no segment is deleted: the log ends where the hole begins, and an
+//     append after it would leave a hole in the log. The host takes
 //     no checkpoint meanwhile, and the replica never leads its group
 //     (vsr.Replica.Abdicate): it acks and votes, it does not serve.
 
@@ -83,7 +88,12 @@ var errTransferNotHeld = errors.New("segments do not hold the range")
 // SegmentManifest implements group.SegmentTransfer.
 func (g *vsrGroup) SegmentManifest(generation, first, end uint64) (group.Manifest, error) {
 	p := g.p
-	if g.missing || p.fenced != nil || p.machine.PurgeGeneration() != generation {
+	// A replica fenced for missing history of its own (repairable: the
+	// fence is that state's) still serves a range its log holds whole:
+	// nothing is flushed above its hole, and what lies below is committed
+	// history like any peer's (Holds refuses a damaged log). Any other
+	// fence (a failed write or sync) refuses.
+	if (p.fenced != nil && !(g.missing && g.repairable)) || p.machine.PurgeGeneration() != generation {
 		return group.Manifest{}, fmt.Errorf("%s: generation %d: %w", p.dir, generation, errTransferNotHeld)
 	}
 	if sb, ok := p.log.Superblock(); !ok || sb.PurgeGeneration != generation {

@@ -73,6 +73,11 @@ func (s *simSegments) CarryOut(m *partition.Machine, e partition.Effect) (uint64
 			if v.BaseOffset()+uint64(v.MessageCount())-1 > e.UpTo {
 				break
 			}
+			if end := s.end(); len(s.batches) > 0 && v.BaseOffset() != end {
+				// The host never flushes above a hole (it withholds flushes
+				// while the history is missing): segments stay contiguous.
+				return 0, wire.ErrCannotSaveMessagesToSegment, fmt.Errorf("sim: node %d group %d: a flush at offset %d above a hole (the segments end at %d)", s.node, s.group, v.BaseOffset(), end)
+			}
 			s.batches = append(s.batches, append([]byte(nil), b...))
 		}
 		m.MarkFlushed(e.UpTo)

@@ -37,11 +37,24 @@ import (
 //     them into place, and Reset checks the segments against the machine
 //     again: the fence lifts, or the transfer starts over.
 //
-// Ops the replica applies meanwhile carry out their effects as usual (the
-// flushes land above the missing range); no checkpoint is taken while the
-// history is missing. A crash loses the staged artifacts; the restarted
-// replica restores its durable checkpoint, finds the history missing
-// again and starts over.
+// Ops the replica applies meanwhile carry out their effects, but for
+// their flushes: the host withholds EffectFlush while the history is
+// missing, so the batches stay in the machine (unflushed) and nothing
+// lands above the missing range. A segment log never has a hole: it holds
+// [first, end) whole, and the flush frontier the transfer asks for does
+// not move while it runs. (Before, the flushes landed above the hole; two
+// fenced replicas each held part of the other's gap, the transfer asked
+// for the whole moving history and neither could serve it:
+// scenarios/bug_broker_fenced_pair_segment_transfer_ticks6000_2845.txt.)
+// No checkpoint is taken while the history is missing. A crash loses the
+// staged artifacts; the restarted replica restores its durable
+// checkpoint, finds the history missing again and starts over.
+//
+// A fenced replica still serves a range its segments hold whole (the
+// binding's SegmentManifest refuses any other): what it holds below its
+// hole is committed history like any peer's, and a group whose live
+// replicas are all fenced repairs from the one whose files reach furthest
+// (the one with the shorter history first, then the other from it).
 
 // ErrMissingHistory is what an Effects' Reset wraps when the segments hold
 // less than the restored machine names flushed: the host fences the
@@ -333,10 +346,12 @@ func (h *Host) stepTransfer(m *vsr.Message) {
 }
 
 // serveSegments answers a peer's request from this replica's files: the
-// manifest, or one chunk; a refusal when it does not hold the range.
+// manifest, or one chunk; a refusal when it does not hold the range whole
+// (SegmentManifest decides) or its storage failed. A replica fenced for
+// missing history of its own serves what it does hold whole.
 func (h *Host) serveSegments(m *vsr.Message) {
 	q, _, ok := decodeSegmentRequest(m.Body)
-	if !ok || h.transfer == nil || h.missing != nil || h.failed != nil {
+	if !ok || h.transfer == nil || h.failed != nil {
 		if ok {
 			h.sendHostMessage(m.Replica, vsr.CommandSegments, append(q.append(nil), segmentRefused))
 		}
@@ -344,10 +359,12 @@ func (h *Host) serveSegments(m *vsr.Message) {
 	}
 	refuse := func() { h.sendHostMessage(m.Replica, vsr.CommandSegments, append(q.append(nil), segmentRefused)) }
 	man, err := h.transfer.SegmentManifest(q.generation, q.first, q.end)
-	if m := h.machine; err != nil && m.PurgeGeneration() == q.generation && m.NextOffset() >= q.end && len(m.Unflushed()) > 0 {
+	if m := h.machine; err != nil && h.missing == nil && m.PurgeGeneration() == q.generation && m.NextOffset() >= q.end && len(m.Unflushed()) > 0 {
 		// Applied here but not flushed yet (a checkpoint flushes what
 		// its replica holds, and the peer's came further): flush it, as
-		// a checkpoint does, to serve it from the files.
+		// a checkpoint does, to serve it from the files. Not while this
+		// replica's own history is missing: the flush would land above
+		// its hole.
 		if ferr := h.b.Effects.FlushAll(m); ferr != nil {
 			if h.failed == nil {
 				h.failed = fmt.Errorf("group %d: flush to serve a segment transfer: %w", h.cfg.Replica.Group, ferr)

@@ -164,6 +164,9 @@ type Segments struct {
 	// every chunk it serves.
 	Installs, ChunksServed int
 	CorruptServed          bool
+	// RefuseServe refuses every segment transfer request (a peer whose
+	// files are busy elsewhere, or gone).
+	RefuseServe bool
 }
 
 // CarryOut implements group.Effects.
@@ -178,6 +181,11 @@ func (s *Segments) CarryOut(m *partition.Machine, e partition.Effect) (uint64, w
 			v := wire.BatchView(b)
 			if v.BaseOffset()+uint64(v.MessageCount())-1 > e.UpTo {
 				break
+			}
+			if end := s.end(); len(s.batches) > 0 && v.BaseOffset() != end {
+				// Segments are append-only and contiguous: the host never
+				// flushes above a hole (missing history).
+				return 0, wire.ErrCannotSaveMessagesToSegment, fmt.Errorf("grouptest: node %d: a flush at offset %d above a hole (the segments end at %d)", s.node, v.BaseOffset(), end)
 			}
 			s.batches = append(s.batches, append([]byte(nil), b...))
 		}
@@ -253,6 +261,22 @@ func (s *Segments) powerLoss() {
 	clear(s.batches[keep:])
 	s.batches = s.batches[:keep]
 }
+
+// LoseTail drops every flushed batch at or above offset end: a disk that
+// lost the tail of the partition's last segment files (the node must be
+// down; its restart finds the segments short of its checkpoint).
+func (s *Segments) LoseTail(end uint64) {
+	keep := 0
+	for keep < len(s.batches) && wire.BatchView(s.batches[keep]).BaseOffset() < end {
+		keep++
+	}
+	clear(s.batches[keep:])
+	s.batches = s.batches[:keep]
+	s.syncedEnd = min(s.syncedEnd, s.end())
+}
+
+// End returns the offset after the last flushed message (0 if none).
+func (s *Segments) End() uint64 { return s.end() }
 
 // FlushAll implements group.Syncer.
 func (s *Segments) FlushAll(m *partition.Machine) error {
@@ -366,6 +390,9 @@ func (s *Segments) files(generation, first, end uint64) ([][][]byte, error) {
 
 // SegmentManifest implements group.SegmentTransfer.
 func (s *Segments) SegmentManifest(generation, first, end uint64) (group.Manifest, error) {
+	if s.RefuseServe {
+		return group.Manifest{}, errNotHeld
+	}
 	files, err := s.files(generation, first, end)
 	if err != nil {
 		return group.Manifest{}, err
