@@ -169,6 +169,9 @@ type brokerMeta struct {
 	// operatorReply is the answer to its request in flight.
 	booting       bool
 	operatorReply *group.Reply
+	// operatorRequest is the number of the operator's request in flight
+	// (0: its register).
+	operatorRequest uint64
 }
 
 func newBrokerMeta(w *brokerWorld, root *PRNG) (*brokerMeta, error) {
@@ -435,7 +438,15 @@ type metaReplies struct {
 func (r metaReplies) Deliver(reply group.Reply) {
 	w := r.m.w
 	if reply.Client == r.m.operatorID() {
-		r.m.operatorReply = &reply
+		// Only an answer to the operator's request in flight: a node
+		// also delivers a reply to an earlier one (a new primary that
+		// commits its predecessor's op again, a cached reply), which
+		// taken for the current request's made a step that never
+		// committed look done, with the earlier op's id (broker seeds
+		// 20307 and 23398).
+		if r.m.booting && reply.Request == r.m.operatorRequest {
+			r.m.operatorReply = &reply
+		}
 		return
 	}
 	c := reply.Client.Lo - clientIDBase
@@ -924,6 +935,9 @@ func (m *brokerMeta) check() (string, error) {
 		ops = append(ops, op)
 	}
 	if result, _ := porcupine.CheckOperationsVerbose(metaModel, ops, 0); result != porcupine.Ok {
+		for _, op := range ops {
+			m.w.logf("metadata history: client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, metaModel.DescribeOperation(op.Input, op.Output))
+		}
 		return "metadata-linearizability", fmt.Errorf("metadata history of %d operations is not linearizable against the topic model (names to the lowest free id) (%s)", len(ops), result)
 	}
 	return "", nil
@@ -995,7 +1009,7 @@ func (w *brokerWorld) bootstrapMeta() {
 		w.events++
 		m.history = append(m.history, metaEntry{client: client, op: req.op, topic: req.topic, request: req.request, call: w.events})
 		e := &m.history[len(m.history)-1]
-		m.operatorReply = nil
+		m.operatorReply, m.operatorRequest = nil, req.request
 		submitted := false
 		for ; t < bootstrapTicksMax && w.violation == nil; t++ {
 			if r := m.operatorReply; r != nil {
@@ -1012,6 +1026,9 @@ func (w *brokerWorld) bootstrapMeta() {
 					}
 					if req.op == metaRegister {
 						session = r.Op
+					} else if at, ok := m.appliedAt[[2]uint64{m.operatorID().Lo, req.request}]; !ok || at != r.Op {
+						w.failAs("exactly-once", fmt.Errorf("the operator: the committed reply to metadata request %d (%s) names op %d; the request was applied at op %d (applied: %v)",
+							req.request, metaOpNames[req.op], r.Op, at, ok))
 					}
 					break
 				}

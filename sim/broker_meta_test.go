@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/metadata"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -148,5 +149,35 @@ func TestBrokerTopicGate(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("the planted partition-op-before-topic bug was not found by the topic gate in 5 seeds")
+	}
+}
+
+// TestBrokerMetadataOperatorStaleReply: the operator's bootstrap takes only
+// the answer to its request in flight. A node delivers replies to earlier
+// requests too (a new primary commits its predecessor's ops again and
+// answers them; broker seeds 20307 and 23398: the register's reply arrived
+// again while the create-stream was in flight, each later step took the
+// previous step's reply, and the topic model saw p1 get p0's id while p0
+// was never created); taken for the current request's, it made a step
+// that never committed look done, with another op's id.
+func TestBrokerMetadataOperatorStaleReply(t *testing.T) {
+	p := DrawParams(3)
+	p.UseBroker()
+	p.normalize()
+	w, err := newBrokerWorld(&p, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := w.meta
+	m.booting, m.operatorRequest = true, 2
+	replies := metaReplies{m: m, node: 0}
+	replies.Deliver(group.Reply{Client: m.operatorID(), Request: 1, Operation: metadata.OperationCreateStream, Op: 2})
+	replies.Deliver(group.Reply{Client: m.operatorID(), Request: 0, Operation: group.OperationRegister, Op: 1})
+	if m.operatorReply != nil {
+		t.Fatalf("the operator's create-topic (request 2) took the reply to request %d (op %d)", m.operatorReply.Request, m.operatorReply.Op)
+	}
+	replies.Deliver(group.Reply{Client: m.operatorID(), Request: 2, Operation: metadata.OperationCreateTopic, Op: 3})
+	if r := m.operatorReply; r == nil || r.Request != 2 || r.Op != 3 {
+		t.Fatalf("the operator's create-topic (request 2) did not take its own reply: %+v", r)
 	}
 }
