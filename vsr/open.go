@@ -247,6 +247,13 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 		h, body, faulty := r.slotCandidate(&records[i], &slots[i])
 		candidates[i] = candidate{h, body, faulty}
 	}
+	// Leave one write sequence unused at each open: two journal writes of
+	// consecutive sequences are then of one life, submitted one after the
+	// other, with no write of this replica between them
+	// (tornPrepareDamage). Without the gap a record lost on a faulty disk
+	// (the seal of an acked op) could give its sequence to a write of the
+	// next life.
+	r.journalSeq++
 	parent, _ := r.header(r.checkpointOp)
 	parentSum := parent.Checksum
 	op := r.checkpointOp
@@ -351,9 +358,20 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 // crash looks the same in its slot; what tells them apart is the order of
 // the writes. An ack needs every op below it recorded (recordedHead) and
 // the acked op sealed: so if the replica acked an op above the hole before
-// the torn write was submitted, a record of an op above the hole (the
-// acked op's prepare and HeaderDurable record) is older than the torn
-// write. A torn prepare of op written before every record above it (the
+// the torn write was submitted, the acked op's HeaderDurable record is
+// older than the torn write, and so is its prepare, by at least one write
+// sequence more (the seal is submitted once the prepare is durable). The
+// evidence of such an ack is then a HeaderDurable record of an op above
+// the hole older than the torn write, or, if that seal was lost or read
+// back stale (a faulty disk), a prepare above the hole with a sequence
+// between it and the torn write (buildLog leaves a sequence unused at
+// each open, so consecutive sequences are one life's consecutive writes;
+// with SealLazily a durable prepare alone may be acked, and any older
+// prepare counts). An installed header above the hole (from a repair's
+// Headers reply), or its copy, is no such evidence: it is no ack (seed
+// 7026: a backup that never acked wrote the repair's prepare of a later
+// op just before the torn one, with installed headers above the hole). A
+// torn prepare of op written before every record above it (the
 // pipeline's writes in flight at a crash), or a torn write over an older
 // op's prepare (the slot never held op's installed header, which would
 // have replaced it), hides no such ack. Any other corrupt record
@@ -375,15 +393,18 @@ func (r *Replica) tornPrepareDamage(op uint64, records []journal.HeaderRecord, s
 		return false
 	}
 	ops := r.checkpointOp + r.cfg.JournalSlots
-	older := func(recOp, seq uint64) bool { return recOp > op && recOp <= ops && seq < t.Seq }
+	above := func(recOp uint64) bool { return recOp > op && recOp <= ops }
 	for i := range records {
-		if h := &records[i]; h.Err == nil && r.journal.Slot(h.Op) == h.Slot && older(h.Op, h.Seq) {
+		// The acked op's seal, written before the torn write.
+		if h := &records[i]; h.Err == nil && r.journal.Slot(h.Op) == h.Slot && h.Kind == journal.HeaderDurable && above(h.Op) && h.Seq < t.Seq {
 			return true
 		}
-		if m := slots[i].mirror; m != nil && older(m.Op, m.Seq) {
-			return true
-		}
-		if p := slots[i].prepare; p != nil && older(p.Op, slots[i].seq) {
+		// The acked op's prepare, whose seal (written after it, before
+		// the torn write: a sequence between the two) may have been lost
+		// or read back stale on a faulty disk. A prepare written just
+		// before the torn write (the next sequence) had no seal before
+		// it, unless a durable prepare alone is held (SealLazily).
+		if p := slots[i].prepare; p != nil && above(p.Op) && slots[i].seq < t.Seq && (slots[i].seq+1 < t.Seq || r.cfg.SealLazily) {
 			return true
 		}
 	}

@@ -228,3 +228,138 @@ func TestTornNewPrepareAtTheHoleResumes(t *testing.T) {
 	}
 	c.checkAgreement()
 }
+
+// TestTornRepairPrepareBelowUnsealedOpResumes: a backup (r1) missed the
+// prepares of ops K+1 and K+2 and learned their headers from the
+// primary's Headers reply (installed headers). Its repair then wrote the
+// prepare of K+2 and, next, that of K+1 over K+1's installed header copy;
+// it crashed with K+1's write torn, before any seal (HeaderDurable record)
+// of either op, and the header zone's record of K+1 is lost. It acked
+// nothing above K. Its journal's chain breaks at K+1 with older records
+// of K+2 above it (the installed header, the prepare), but an ack of an
+// op above the hole needs that op's seal, written after its prepare: with
+// no seal above the hole, and the prepare of K+2 the write just before the
+// torn one (no room for a seal between them), nothing above the hole was
+// acked, and the backup resumes from its log. Taking it as damage (any
+// older record above the hole, the first rule of seed 335's fix) left
+// seed 7026 recovering forever: scenarios/
+// bug_recovering_replica_beside_view_change_7026.txt, replica 2, which had
+// never sent a PrepareOk, beside two replicas in a view change it could
+// not join.
+func TestTornRepairPrepareBelowUnsealedOpResumes(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	acked := uint64(0)
+	c.onSend = func(from int, m *Message) {
+		if from == 1 && m.Command == CommandPrepareOk {
+			acked = max(acked, m.Op)
+		}
+	}
+	body := func(s string) []byte { return []byte(s + strings.Repeat(".", 2*SectorSize)) }
+	submit := func(id uint64, s string) {
+		t.Helper()
+		if err := c.client(id).Submit(OperationUserMin, body(s)); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(id).Busy() && ticks < 3000; ticks++ {
+			c.tick(1)
+		}
+		if c.client(id).Busy() {
+			t.Fatalf("client %d's request %q did not commit:\n%s", id, s, c.status())
+		}
+	}
+	submit(1, "a")
+	c.tick(50)
+	r1 := c.nodes[1].replica
+	k := c.nodes[0].replica.CommitMax()
+	s := c.nodes[1].storage
+	size := uint64(cfg.MessageSizeMax)
+	slot1 := (k + 1) % cfg.JournalSlots
+	before := append([]byte(nil), s.durable[ZoneWALHeaders][slot1*SectorSize:(slot1+1)*SectorSize]...)
+
+	// Ops K+1 and K+2 commit on r0 and r2; r1 gets neither prepare and
+	// installs their headers.
+	withheld := map[uint64]bool{k + 1: true, k + 2: true}
+	c.dropTo = func(from, to int, m *Message) bool {
+		return withheld[m.Op] && (m.Command == CommandPrepare && to == 1 || m.Command == CommandRequestPrepare && from == 1)
+	}
+	submit(1, "b")
+	submit(1, "c")
+	for ticks := 0; ticks < 1000; ticks++ {
+		if e := r1.log.at(k + 2); e != nil && e.prepare == nil && e.recorded {
+			break
+		}
+		c.tick(1)
+	}
+	for _, op := range []uint64{k + 1, k + 2} {
+		if e := r1.log.at(op); e == nil || e.prepare != nil || !e.recorded {
+			t.Fatalf("r1 holds op %d as %+v, want a recorded installed header:\n%s", op, e, c.status())
+		}
+	}
+	if acked > k {
+		t.Fatalf("r1 acked op %d, above op %d", acked, k)
+	}
+
+	// r1's disk stalls; the repair's prepare of K+2 is written, then that
+	// of K+1.
+	c.stalled = map[int]bool{1: true}
+	pending := func(op uint64) (testWrite, journal.SlotRecord, bool) {
+		for _, w := range s.pending {
+			if rec, err := journal.ParseRecord(w.data); w.zone == ZoneWALPrepares && err == nil && rec.Prepare && rec.Op == op {
+				return w, journal.SlotRecord{Op: rec.Op, Seq: rec.Seq}, true
+			}
+		}
+		return testWrite{}, journal.SlotRecord{}, false
+	}
+	delete(withheld, k+2)
+	for ticks := 0; ticks < 1000; ticks++ {
+		if _, _, ok := pending(k + 2); ok {
+			break
+		}
+		c.tick(1)
+	}
+	delete(withheld, k+1)
+	for ticks := 0; ticks < 1000; ticks++ {
+		if _, _, ok := pending(k + 1); ok {
+			break
+		}
+		c.tick(1)
+	}
+	second, rec2, ok2 := pending(k + 2)
+	first, rec1, ok1 := pending(k + 1)
+	if !ok1 || !ok2 || rec1.Seq != rec2.Seq+1 {
+		t.Fatalf("r1's prepare writes: op %d %v seq %d, op %d %v seq %d; want op %d's the next write after op %d's:\n%s",
+			k+2, ok2, rec2.Seq, k+1, ok1, rec1.Seq, k+1, k+2, c.status())
+	}
+	if acked > k {
+		t.Fatalf("r1 acked op %d, above op %d", acked, k)
+	}
+	// The crash: K+2's prepare landed, K+1's tore after its first
+	// sector, and the header zone's record of K+1 reads back as before.
+	copy(s.durable[ZoneWALPrepares][second.offset:], second.data)
+	copy(s.durable[ZoneWALPrepares][first.offset:], first.data[:SectorSize])
+	c.crash(1)
+	c.stalled = nil
+	c.dropTo = nil
+	copy(s.durable[ZoneWALHeaders][slot1*SectorSize:], before)
+	if _, err := journal.ParseRecord(s.durable[ZoneWALPrepares][slot1*size : (slot1+1)*size]); err == nil {
+		t.Fatalf("the slot of op %d still reads back", k+1)
+	}
+
+	c.start(1)
+	r1 = c.nodes[1].replica
+	if r1.Status() == StatusRecovering || r1.OpNumber() != k {
+		t.Fatalf("r1 restarted %s at op %d, want it to resume from its log at op %d", r1.Status(), r1.OpNumber(), k)
+	}
+	submit(2, "d")
+	c.tick(200)
+	if r1.CommitMax() < k+3 {
+		t.Fatalf("r1 committed to %d, want past %d:\n%s", r1.CommitMax(), k+2, c.status())
+	}
+	c.checkAgreement()
+}
