@@ -609,7 +609,23 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 	// A need (a partition request refused for its missing topic) runs
 	// while that request waits to be retried, also in the liveness phase;
 	// an operation of the client's own only when it is idle.
+	//
+	// In the liveness phase a need runs only for a partition request the
+	// phase waits for: one to a group whose liveness it checks. A request
+	// to an unchecked group (waived: its replicas recover forever) never
+	// finishes and keeps being retried; a node that has not applied the
+	// topic's create yet refuses it again, and the create-topic that
+	// refusal started would be work begun after the phase found the
+	// clients done (seed 11332: client 1's create-topic for group 2
+	// committed at tick 2772, the phase converged, and a retry of its partition request
+	// to the waived group 2, refused at 2778 by core node 2 that applied
+	// the create a tick later, started create-topic request 2 during the
+	// read probes, left waiting at the end-of-run check).
 	waiting := c.call != nil && c.call.retryAt != 0
+	if c.stopped {
+		waiting = waiting && w.livenessChecked(c.call.group)
+		needs = needs && waiting
+	}
 	idle := c.call == nil && !c.stopped && w.now >= c.nextTick
 	if !(needs && (waiting || c.call == nil)) && !idle {
 		return false
