@@ -1013,7 +1013,20 @@ func (w *brokerWorld) bootstrapMeta() {
 		e := &m.history[len(m.history)-1]
 		m.operatorReply = nil
 		submitted := false
+		var submittedAt uint64
 		for ; t < bootstrapTicksMax && w.violation == nil; t++ {
+			if r := m.operatorReply; r != nil && r.Request != req.request {
+				// A reply names its request: one to an earlier step (a new
+				// primary answers the ops it commits again, and a refusal of
+				// an earlier submission may arrive late) is not this step's
+				// (seed 11371: the view-1 primary committed op 1 and answered
+				// the register again while the operator waited for the
+				// stream's create, which was taken as committed, as was the
+				// first topic's on the next primary's register reply; the
+				// view change then dropped both ops, and the clients' create
+				// of the last topic was answered 1009 at op 8).
+				m.operatorReply = nil
+			}
 			if r := m.operatorReply; r != nil {
 				m.operatorReply = nil
 				if r.Disposition == vsr.DispositionNone {
@@ -1033,6 +1046,13 @@ func (w *brokerWorld) bootstrapMeta() {
 				}
 				submitted = false // refused: submit again
 			}
+			if submitted && w.now-submittedAt > uint64(w.params.RequestTimeoutTicks) {
+				// No answer: the node it was submitted at left its view
+				// before the op committed (a view change may drop an
+				// uncommitted op); as any client, the operator submits
+				// again under the same request number.
+				submitted = false
+			}
 			if !submitted {
 				if p := m.primary(); p >= 0 && m.nodes[p].opened {
 					w.inputNode, w.inputGroup = p, brokerMetaGroup
@@ -1043,7 +1063,7 @@ func (w *brokerWorld) bootstrapMeta() {
 					case metaCreateTopic:
 						operation = metadata.OperationCreateTopic
 					}
-					submitted = true
+					submitted, submittedAt = true, w.now
 					m.nodes[p].host.SubmitRequest(group.MetaRequest{Client: m.operatorID(), Session: req.session, Request: req.request, Operation: operation, Body: req.body})
 					w.afterInput()
 				}
