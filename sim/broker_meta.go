@@ -443,7 +443,8 @@ func (r metaReplies) Deliver(reply group.Reply) {
 		// commits its predecessor's op again, a cached reply), which
 		// taken for the current request's made a step that never
 		// committed look done, with the earlier op's id (broker seeds
-		// 20307 and 23398).
+		// 20307, 23398 and 11371; bootstrapMeta also resubmits after a
+		// request timeout with no answer).
 		if r.m.booting && reply.Request == r.m.operatorRequest {
 			r.m.operatorReply = &reply
 		}
@@ -620,7 +621,23 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 	// A need (a partition request refused for its missing topic) runs
 	// while that request waits to be retried, also in the liveness phase;
 	// an operation of the client's own only when it is idle.
+	//
+	// In the liveness phase a need runs only for a partition request the
+	// phase waits for: one to a group whose liveness it checks. A request
+	// to an unchecked group (waived: its replicas recover forever) never
+	// finishes and keeps being retried; a node that has not applied the
+	// topic's create yet refuses it again, and the create-topic that
+	// refusal started would be work begun after the phase found the
+	// clients done (seed 11332: client 1's create-topic for group 2
+	// committed at tick 2772, the phase converged, and a retry of its partition request
+	// to the waived group 2, refused at 2778 by core node 2 that applied
+	// the create a tick later, started create-topic request 2 during the
+	// read probes, left waiting at the end-of-run check).
 	waiting := c.call != nil && c.call.retryAt != 0
+	if c.stopped {
+		waiting = waiting && w.livenessChecked(c.call.group)
+		needs = needs && waiting
+	}
 	idle := c.call == nil && !c.stopped && w.now >= c.nextTick
 	if !(needs && (waiting || c.call == nil)) && !idle {
 		return false
@@ -1011,6 +1028,7 @@ func (w *brokerWorld) bootstrapMeta() {
 		e := &m.history[len(m.history)-1]
 		m.operatorReply, m.operatorRequest = nil, req.request
 		submitted := false
+		var submittedAt uint64
 		for ; t < bootstrapTicksMax && w.violation == nil; t++ {
 			if r := m.operatorReply; r != nil {
 				m.operatorReply = nil
@@ -1034,6 +1052,13 @@ func (w *brokerWorld) bootstrapMeta() {
 				}
 				submitted = false // refused: submit again
 			}
+			if submitted && w.now-submittedAt > uint64(w.params.RequestTimeoutTicks) {
+				// No answer: the node it was submitted at left its view
+				// before the op committed (a view change may drop an
+				// uncommitted op); as any client, the operator submits
+				// again under the same request number.
+				submitted = false
+			}
 			if !submitted {
 				if p := m.primary(); p >= 0 && m.nodes[p].opened {
 					w.inputNode, w.inputGroup = p, brokerMetaGroup
@@ -1044,7 +1069,7 @@ func (w *brokerWorld) bootstrapMeta() {
 					case metaCreateTopic:
 						operation = metadata.OperationCreateTopic
 					}
-					submitted = true
+					submitted, submittedAt = true, w.now
 					m.nodes[p].host.SubmitRequest(group.MetaRequest{Client: m.operatorID(), Session: req.session, Request: req.request, Operation: operation, Body: req.body})
 					w.afterInput()
 				}

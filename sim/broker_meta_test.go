@@ -181,3 +181,48 @@ func TestBrokerMetadataOperatorStaleReply(t *testing.T) {
 		t.Fatalf("the operator's create-topic (request 2) did not take its own reply: %+v", r)
 	}
 }
+
+// TestBrokerMetaNeedInLivenessOnlyForCheckedGroups: in the liveness phase a
+// partition request refused for its missing topic starts a create-topic
+// only if the phase waits for that request (its group's liveness is
+// checked). A request to a waived group never finishes; a create-topic its
+// refusal started after the phase found every client done was left
+// waiting at the end-of-run check (seed 11332).
+func TestBrokerMetaNeedInLivenessOnlyForCheckedGroups(t *testing.T) {
+	for _, tc := range []struct {
+		group  int
+		waived bool
+		want   bool
+	}{
+		{group: 1, waived: false, want: true},
+		{group: 2, waived: true, want: false},
+	} {
+		p := DrawParams(11332)
+		p.UseBroker()
+		p.Groups = 3
+		w, err := newBrokerWorld(&p, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.meta == nil {
+			t.Fatal("seed 11332 runs without the metadata group")
+		}
+		if tc.waived {
+			w.lostMemory[tc.group] = "lost"
+		}
+		w.core = []int{0, 1, 2}
+		c := w.clients[1]
+		c.stopped = true
+		c.call = &brokerCall{op: brokerSend, group: tc.group, retryAt: w.now + 5}
+		mc := w.meta.clients[1]
+		mc.registered, mc.session = true, 6
+		w.meta.topicMissing(c, tc.group)
+		w.meta.clientTick(c)
+		if got := mc.call != nil; got != tc.want {
+			t.Fatalf("group %d (waived %v): a create-topic started: %v, want %v", tc.group, tc.waived, got, tc.want)
+		}
+		if tc.want && (mc.call.req.op != metaCreateTopic || mc.call.req.topic != tc.group) {
+			t.Fatalf("group %d: started %s of topic %d, want a create-topic of its topic", tc.group, metaOpNames[mc.call.req.op], mc.call.req.topic)
+		}
+	}
+}
