@@ -110,22 +110,38 @@ func TestSendCheckJudgesTheLogARecoveryEndsWith(t *testing.T) {
 		name    string
 		answers map[int]recoveryAnswer
 		want    string // "" passes
+		dropped int    // the peer whose answer the replica dropped, or -1
 	}{
 		{"the primary's log", map[int]recoveryAnswer{
 			primary: {view: view, logView: view, op: op},
 			other:   {view: view, logView: view, op: op - 1},
-		}, ""},
+		}, "", -1},
 		{"short of the primary's answer", map[int]recoveryAnswer{
 			primary: {view: view, logView: view, op: op + 3},
 			other:   {view: view, logView: view, op: op},
-		}, "short of op " + strconv.FormatUint(op+3, 10) + " in the answer of the primary"},
+		}, "short of op " + strconv.FormatUint(op+3, 10) + " in the answer of the primary", -1},
 		{"short of the best answer, the primary in a view change", map[int]recoveryAnswer{
 			primary: {view: view, logView: view, op: op + 2, viewChange: true},
 			other:   {view: view, logView: view, op: op + 1},
-		}, "short of op " + strconv.FormatUint(op+2, 10) + " in the answer of the best log answered"},
+		}, "short of op " + strconv.FormatUint(op+2, 10) + " in the answer of the best log answered", -1},
+		// Seed 27382: the replica dropped the round's answers (the longer
+		// log lay beyond its checkpoint's reach) and ended its recovery on
+		// those it collected afresh; the longer answer was not re-sent.
+		// The log passes; the rule after it then reports the missing word
+		// of the primary, as replica 1 here is normal, not in the view
+		// change such a recovery starts.
+		{"the best of the answers still held, a longer one dropped", map[int]recoveryAnswer{
+			primary: {view: view, logView: view, op: op + 2, viewChange: true},
+			other:   {view: view, logView: view, op: op, viewChange: true},
+		}, "ended its recovery without the word of replica", primary},
+		{"short of the best answer still held", map[int]recoveryAnswer{
+			primary: {view: view, logView: view, op: op + 2, viewChange: true},
+			other:   {view: view, logView: view, op: op + 1, viewChange: true},
+		}, "short of op " + strconv.FormatUint(op+1, 10) + " in the answer of the best log answered", primary},
 	} {
 		c.sends.violation = nil
 		c.sends.recovery[1] = recoveryRound{nonce: 1, responses: tc.answers}
+		c.sends.recovery[1].forgetDropped(func(peer int) bool { return peer != tc.dropped })
 		c.sends.OnRecovered(1)
 		err := c.sends.Check()
 		switch {

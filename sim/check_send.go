@@ -151,8 +151,24 @@ func (k *SendChecker) OnDeliver(to int, r *vsr.Replica, m *vsr.Message) {
 		if r.Status() != vsr.StatusRecovering || rr.nonce == 0 || m.Context.Lo != rr.nonce {
 			return
 		}
+		rr.forgetDropped(func(peer int) bool { return r.RecoveryAnswered(peer) })
 		if old, ok := rr.responses[int(m.Replica)]; !ok || old.view <= m.View {
 			rr.responses[int(m.Replica)] = recoveryAnswer{view: m.View, logView: m.LogView, op: m.Op, viewChange: m.Context.Hi != 0, restart: m.Context.Hi > 1}
+		}
+	}
+}
+
+// forgetDropped forgets the answers (restart answers aside) that the
+// recovering replica no longer holds (held reports those it does): vsr
+// drops a round's answers when the log they lead to lies beyond what its
+// checkpoint can reach, fetches a checkpoint, and then ends its recovery
+// on the answers it collects afresh. Judged against a dropped answer (a
+// longer log of the same log view), a legitimate recovery would fail
+// (seed 27382).
+func (rr *recoveryRound) forgetDropped(held func(peer int) bool) {
+	for peer, a := range rr.responses {
+		if !a.restart && !held(peer) {
+			delete(rr.responses, peer)
 		}
 	}
 }

@@ -70,3 +70,12 @@ func (r *Replica) Behind() bool { return r.stateMissing || r.transfer.behind }
 // them. A host that takes its own checkpoints (Config.HostCheckpoints)
 // reads it to checkpoint before the bound pushes requests back for long.
 func (r *Replica) WALBytes() uint64 { return r.walBytes() + r.queuedBytes }
+
+// RecoveryAnswered reports whether the replica, recovering, holds an
+// answer of peer in its current round: it drops the answers it has when
+// the log they lead to is beyond what its checkpoint can reach (it then
+// fetches a checkpoint and collects afresh), so the simulator judges the
+// log a recovery ends with against the answers the replica still held.
+func (r *Replica) RecoveryAnswered(peer int) bool {
+	return r.status == StatusRecovering && peer >= 0 && peer < len(r.recovery.responses) && r.recovery.responses[peer] != nil
+}
