@@ -239,7 +239,7 @@ func (m *metaStore) openGroup() error {
 }
 
 // publishLocked republishes the read view from the machine. The caller
-// holds mu for writing (or is the only goroutine, at open).
+// is shard 0 (settle), or the only goroutine, at open.
 func (m *metaStore) publishLocked() error {
 	return m.publishStateLocked(m.machine.Checkpoint())
 }
