@@ -65,8 +65,10 @@ type metaStore struct {
 	// unbinds.
 	request uint64
 	waiters []*metaWaiter
-	ready   []metaAnswer
-	evicted []vsr.Uint128
+	// submitting is the waiter of the submission under way.
+	submitting *metaWaiter
+	ready      []metaAnswer
+	evicted    []vsr.Uint128
 	// checkpointOp is the checkpoint last counted.
 	checkpointOp uint64
 	// sealTimer flushes the seals of an idle group (flushSeals).
@@ -231,6 +233,7 @@ func (m *metaStore) openGroup() error {
 		ring = nil // not a ring of its own: the goroutine syncs
 	}
 	st.startAsync(ring, m.writer.Submit)
+	st.synced = m.s.metrics.metadataSyncs
 	m.loop.settled = m.settle
 	r := host.Replica()
 	m.s.log.Info("metadata recovered", zap.Uint64("checkpoint_op", r.CheckpointOp()),
@@ -289,16 +292,31 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, operation
 // (picked now, handed out by settle), and the evictions of other
 // clients' sessions.
 func (m *metaStore) Deliver(r group.Reply) {
-	for i, w := range m.waiters {
+	if w := m.submitting; w != nil && w.want(r) {
+		m.submitting = nil
+		m.take(w, r)
+		return
+	}
+	for _, w := range m.waiters {
 		if w.want(r) {
-			m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
-			m.ready = append(m.ready, metaAnswer{w: w, r: metaResult{reply: r}})
+			m.take(w, r)
 			return
 		}
 	}
 	if r.Evicted {
 		m.evicted = append(m.evicted, r.Client)
 	}
+}
+
+// take picks r as w's answer.
+func (m *metaStore) take(w *metaWaiter, r group.Reply) {
+	for i, x := range m.waiters {
+		if x == w {
+			m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
+			break
+		}
+	}
+	m.ready = append(m.ready, metaAnswer{w: w, r: metaResult{reply: r}})
 }
 
 // settle runs on shard 0 whenever a host input has drained: it records a
@@ -452,7 +470,14 @@ func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (
 	w := &metaWaiter{want: want, ch: make(chan metaResult, 1)}
 	m.waiters = append(m.waiters, w)
 	m.loop.enter()
+	// An answer during the submission itself (a disposition, a
+	// duplicate's cached reply, an eviction) is this submission's, even
+	// when an older waiter of the same client and request waits (a
+	// client's retry on another connection while its first try is in
+	// flight): commits come later, from the storage's completions.
+	m.submitting = w
 	submit()
+	m.submitting = nil
 	m.loop.leave()
 	return w, nil
 }

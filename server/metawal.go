@@ -144,6 +144,9 @@ type metaFileStorage struct {
 	ring     asyncDrainer
 	post     func(func()) error
 	inflight []*metaSyncJob
+	// synced, when set, counts the Syncs that synced something (the
+	// strata_metadata_journal_syncs_total metric).
+	synced interface{ Inc() }
 }
 
 // metaSyncJob is one asynchronous Sync: the files it covers, the
@@ -473,6 +476,9 @@ func (s *metaFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done fun
 // sync the directory too (a file was created: the first checkpoint's
 // snapshot.bin and superblock files) runs in place, as at open.
 func (s *metaFileStorage) Sync(done func(error)) {
+	if s.synced != nil && (s.dirDirty || len(s.dirty) > 0) {
+		s.synced.Inc()
+	}
 	if !s.async || s.dirDirty || len(s.dirty) == 0 {
 		err := s.syncNow()
 		s.loop.later(func() { done(err) })
