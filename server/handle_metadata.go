@@ -26,7 +26,8 @@ type prepared struct {
 }
 
 // handleMetadataWrite runs a metadata operation (128..149): decode and
-// pre-process, then deduplicate and sequence it under the metadata lock.
+// pre-process, then deduplicate and sequence it through the metadata
+// group (submitted under the metadata lock, its commit awaited without).
 func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, client, session := c.binding()
 	switch h.Operation {
