@@ -90,7 +90,7 @@ func (s *Server) sweepGroupMembers(now time.Time, stale time.Duration, evict boo
 	// this read is not judged, and one read here had its connection
 	// registered before it joined.
 	s.meta.mu.RLock()
-	members := s.meta.machine.GroupMemberClients()
+	members := s.meta.snapshot().GroupMemberClients()
 	s.meta.mu.RUnlock()
 	if len(members) == 0 {
 		return

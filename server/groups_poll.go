@@ -43,8 +43,9 @@ const (
 // permission are checked (GetConsumerOffset).
 func (s *Server) resolveGroupPartition(userID uint32, client wire.Uint128, group wire.Identifier, stream, topic wire.Identifier, partitionID uint32, fence, forPoll bool) (groupPartition, groupFence) {
 	s.meta.mu.RLock()
+	view := s.meta.snapshot()
 	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(metaID(stream), metaID(topic))
+	_, t, code := view.ResolveTopic(metaID(stream), metaID(topic))
 	if code != metadata.CodeOK || !t.HasPartition(partitionID) {
 		return groupPartition{}, groupFenceNotFound
 	}
@@ -62,7 +63,7 @@ func (s *Server) resolveGroupPartition(userID uint32, client wire.Uint128, group
 			return groupPartition{}, groupFenceNotAllowed
 		}
 	}
-	if !s.meta.machine.CanPoll(userID, t.StreamID, t.ID) {
+	if !view.CanPoll(userID, t.StreamID, t.ID) {
 		return groupPartition{}, groupFenceUnauthorized
 	}
 	return groupPartition{key: partKey{t.StreamID, t.ID, partitionID}, groupID: g.ID, createdAt: t.CreatedAt}, groupFenceOK

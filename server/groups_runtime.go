@@ -100,7 +100,7 @@ func (s *Server) inFlight(k servedKey) bool {
 // polled but uncommitted data (the JoinConsumerGroup operation's input).
 func (s *Server) inFlightPartitions(target groupTarget) []uint32 {
 	s.meta.mu.RLock()
-	_, t, code := s.meta.machine.ResolveTopic(target.stream, target.topic)
+	_, t, code := s.meta.snapshot().ResolveTopic(target.stream, target.topic)
 	var keys []servedKey
 	if code == metadata.CodeOK {
 		if g := t.Group(target.group); g != nil {
@@ -174,8 +174,9 @@ func (s *Server) completeDueHandOffs(target *groupTarget) {
 	}
 	var candidates []candidate
 	s.meta.mu.RLock()
+	view := s.meta.snapshot()
 	if target != nil {
-		if _, t, code := s.meta.machine.ResolveTopic(target.stream, target.topic); code == metadata.CodeOK {
+		if _, t, code := view.ResolveTopic(target.stream, target.topic); code == metadata.CodeOK {
 			if g := t.Group(target.group); g != nil {
 				for _, h := range g.HandOffs() {
 					candidates = append(candidates, candidate{metadata.PendingHandOff{StreamID: t.StreamID, TopicID: t.ID, GroupID: g.ID, HandOff: h}, t.CreatedAt})
@@ -183,8 +184,8 @@ func (s *Server) completeDueHandOffs(target *groupTarget) {
 			}
 		}
 	} else {
-		for _, h := range s.meta.machine.PendingHandOffs() {
-			if st := s.meta.machine.Stream(metadata.NumericID(h.StreamID)); st != nil {
+		for _, h := range view.PendingHandOffs() {
+			if st := view.Stream(metadata.NumericID(h.StreamID)); st != nil {
 				if t := st.Topic(metadata.NumericID(h.TopicID)); t != nil {
 					candidates = append(candidates, candidate{h, t.CreatedAt})
 				}
@@ -227,7 +228,7 @@ func (s *Server) releaseGroupMemberships(client wire.Uint128) {
 // Nothing is sequenced when client is a member of no group.
 func (s *Server) releaseGroupMembershipsLocked(client wire.Uint128) {
 	id := metaClient(client)
-	if !s.meta.machine.IsGroupMember(id) {
+	if !s.meta.snapshot().IsGroupMember(id) {
 		return
 	}
 	if _, err := s.submitInternalLocked(&metadata.RemoveConsumerGroupMember{Client: id}); err != nil {
@@ -244,7 +245,7 @@ func (s *Server) clientGroups(c *connection) []wire.ClientGroup {
 		return nil
 	}
 	s.meta.mu.RLock()
-	refs := s.meta.machine.GroupsOfClient(metaClient(client))
+	refs := s.meta.snapshot().GroupsOfClient(metaClient(client))
 	s.meta.mu.RUnlock()
 	out := make([]wire.ClientGroup, len(refs))
 	for i, r := range refs {
@@ -257,5 +258,5 @@ func (s *Server) clientGroups(c *connection) []wire.ClientGroup {
 func (s *Server) consumerGroupsCount() uint32 {
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
-	return uint32(s.meta.machine.ConsumerGroupsCount())
+	return uint32(s.meta.snapshot().ConsumerGroupsCount())
 }

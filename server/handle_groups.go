@@ -21,12 +21,13 @@ func (s *Server) handleGetConsumerGroup(c *connection, body []byte) response {
 		return deny(decodeDenial(err))
 	}
 	s.meta.mu.RLock()
+	view := s.meta.snapshot()
 	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
+	_, t, code := view.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
 	if code != metadata.CodeOK {
 		return deny(groupReadDenial(code))
 	}
-	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+	if !view.CanReadTopic(userID, t.StreamID, t.ID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	g := t.Group(metaID(req.GroupID))
@@ -45,12 +46,13 @@ func (s *Server) handleGetConsumerGroups(c *connection, body []byte) response {
 		return deny(decodeDenial(err))
 	}
 	s.meta.mu.RLock()
+	view := s.meta.snapshot()
 	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
+	_, t, code := view.ResolveTopic(metaID(req.StreamID), metaID(req.TopicID))
 	if code != metadata.CodeOK {
 		return deny(groupReadDenial(code))
 	}
-	if !s.meta.machine.CanReadTopic(userID, t.StreamID, t.ID) {
+	if !view.CanReadTopic(userID, t.StreamID, t.ID) {
 		return deny(wire.ErrUnauthorized)
 	}
 	return response{body: metadata.AppendConsumerGroups(c.scratch[:0], t)}
@@ -70,7 +72,7 @@ func (s *Server) handleSyncConsumerGroup(c *connection, body []byte) response {
 	s.completeDueHandOffs(&target)
 	s.meta.mu.RLock()
 	defer s.meta.mu.RUnlock()
-	_, t, code := s.meta.machine.ResolveTopic(target.stream, target.topic)
+	_, t, code := s.meta.snapshot().ResolveTopic(target.stream, target.topic)
 	if code != metadata.CodeOK {
 		return response{}
 	}

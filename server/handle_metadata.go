@@ -26,7 +26,8 @@ type prepared struct {
 }
 
 // handleMetadataWrite runs a metadata operation (128..149): decode and
-// pre-process, then deduplicate and sequence it under the metadata lock.
+// pre-process, then deduplicate and sequence it through the metadata
+// group (submitted under the metadata lock, its commit awaited without).
 func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body []byte) response {
 	_, userID, client, session := c.binding()
 	switch h.Operation {
@@ -41,9 +42,12 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 	env := metadata.Envelope{UserID: userID, ClientLo: client.Lo, ClientHi: client.Hi, Request: h.Request}
 	encoded := metadata.EncodeOp(env, p.op)
 
+	// Submitted under the metadata lock, its commit awaited without it:
+	// concurrent metadata operations share the journal's syncs.
 	s.meta.mu.Lock()
-	defer s.meta.mu.Unlock()
-	return s.sequenceLocked(h, client, session, encoded, nil, func(reply []byte) []byte {
+	w, err := s.startSequenceLocked(h, client, session, encoded, nil)
+	s.meta.mu.Unlock()
+	return s.awaitSequence(h, client, w, err, func(reply []byte) []byte {
 		if p.token == "" {
 			return reply
 		}
@@ -56,17 +60,35 @@ func (s *Server) handleMetadataWrite(c *connection, h *wire.RequestHeader, body 
 // encoded operation. prepare, when set, runs just before sequencing, on
 // the state the operation applies to; onSuccess may rewrite the reply of
 // a committed success before it is cached. The caller holds the metadata
-// lock for writing.
+// lock for writing, across the commit.
 func (s *Server) sequenceLocked(h *wire.RequestHeader, client wire.Uint128, session uint64, encoded []byte, prepare func(), onSuccess func(reply []byte) []byte) response {
-	replyOperation := wire.ResultReplyOperation(h.Operation)
+	w, err := s.startSequenceLocked(h, client, session, encoded, prepare)
+	return s.awaitSequence(h, client, w, err, onSuccess)
+}
+
+// startSequenceLocked submits one metadata request to the group (the
+// client table's checks run there) and returns the waiter of its answer.
+// The caller holds the metadata lock for writing and may release it
+// before awaitSequence.
+func (s *Server) startSequenceLocked(h *wire.RequestHeader, client wire.Uint128, session uint64, encoded []byte, prepare func()) (*metaWaiter, error) {
 	if prepare != nil {
 		prepare()
 	}
-	r, err := s.meta.submitRequestLocked(group.MetaRequest{
+	return s.meta.startRequestLocked(group.MetaRequest{
 		Client: groupClient(client), Session: session, Request: h.Request,
 		Tag:       vsr.Uint128{Lo: h.RequestChecksum.Lo, Hi: h.RequestChecksum.Hi},
 		Operation: uint8(h.Operation), Body: encoded,
 	})
+}
+
+// awaitSequence waits for a sequenced request's answer and makes the
+// response.
+func (s *Server) awaitSequence(h *wire.RequestHeader, client wire.Uint128, w *metaWaiter, err error, onSuccess func(reply []byte) []byte) response {
+	replyOperation := wire.ResultReplyOperation(h.Operation)
+	var r group.Reply
+	if err == nil {
+		r, err = s.meta.await(w)
+	}
 	switch {
 	case err != nil:
 		return response{body: resultCode(wire.ErrTransientNotCommitted), operation: replyOperation}
@@ -203,7 +225,7 @@ func decodeDenial(err error) wire.ErrorCode {
 // its hash enters the operation.
 func (s *Server) prepareCreateToken(r *wire.CreatePersonalAccessTokenRequest, userID uint32) prepared {
 	s.meta.mu.RLock()
-	count := len(s.meta.machine.Tokens(userID))
+	count := len(s.meta.snapshot().Tokens(userID))
 	s.meta.mu.RUnlock()
 	if count >= int(s.cfg.PersonalAccessToken.MaxTokensPerUser) {
 		return prepared{status: wire.ErrPersonalAccessTokensLimitReached}
@@ -233,7 +255,7 @@ func (s *Server) prepareCreateUser(r *wire.CreateUserRequest) prepared {
 func (s *Server) prepareChangePassword(r *wire.ChangePasswordRequest) prepared {
 	o := &metadata.ChangePassword{User: metaID(r.UserID)}
 	s.meta.mu.RLock()
-	user := s.meta.machine.User(o.User)
+	user := s.meta.snapshot().User(o.User)
 	var storedHash string
 	if user != nil {
 		storedHash = user.PasswordHash

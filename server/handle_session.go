@@ -55,9 +55,14 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 	if byPassword {
 		s.upgradePasswordHash(userID, login.Password.Password)
 	}
+	// The register is submitted under the metadata lock and its commit
+	// awaited without it: concurrent logins share the journal's syncs.
 	s.meta.mu.Lock()
-	defer s.meta.mu.Unlock()
-	session, outcome, err := s.meta.registerLocked(h.Client, userID)
+	w, session, outcome, err := s.meta.startRegisterLocked(h.Client, userID)
+	s.meta.mu.Unlock()
+	if w != nil {
+		session, outcome, err = s.meta.awaitRegister(w)
+	}
 	switch outcome {
 	case registerOtherUser:
 		return response{evict: wire.EvictSessionError}
@@ -71,7 +76,9 @@ func (s *Server) handleRegister(c *connection, h *wire.RequestHeader, body []byt
 		}
 		return response{body: resultCode(wire.ErrTransientNotCommitted)}
 	}
+	s.meta.mu.Lock()
 	s.meta.bindings.bind(h.Client, userID, session, c)
+	s.meta.mu.Unlock()
 	s.log.Debug("login", zap.String("address", c.address), zap.Uint32("user_id", userID), zap.Uint64("session_id", session),
 		zap.Bool("resumed", outcome == registerResumed))
 	return response{body: registerReply(userID, session), op: session, commit: session}
@@ -167,12 +174,20 @@ func (s *Server) handleLogout(c *connection, h *wire.RequestHeader) response {
 	if !bound {
 		return response{}
 	}
+	// Submitted under the metadata lock, awaited without it (the
+	// journal's syncs are shared), then unbound under it.
 	s.meta.mu.Lock()
-	defer s.meta.mu.Unlock()
-	op, err := s.meta.logoutLocked(client)
+	w, err := s.meta.startLogoutLocked(client)
+	s.meta.mu.Unlock()
+	var op uint64
+	if err == nil && w != nil {
+		op, err = s.meta.awaitLogout(w)
+	}
 	if err != nil {
 		return deny(wire.ErrTransientNotCommitted)
 	}
+	s.meta.mu.Lock()
+	defer s.meta.mu.Unlock()
 	s.meta.bindings.unbind(client)
 	s.releaseGroupMembershipsLocked(client)
 	c.unbind()
@@ -183,7 +198,7 @@ func (s *Server) handleLogout(c *connection, h *wire.RequestHeader) response {
 func (s *Server) bootstrapRoot(root RootCredentials) error {
 	s.meta.mu.Lock()
 	defer s.meta.mu.Unlock()
-	if len(s.meta.machine.Users()) > 0 {
+	if len(s.meta.snapshot().Users()) > 0 {
 		if root.Username != "" {
 			s.loginHint = "log in as the existing root user (root credentials apply only at the first boot)"
 		}

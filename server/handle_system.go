@@ -179,8 +179,8 @@ func (s *Server) collectStats() wire.Stats {
 	return st
 }
 
-// endSessionsOfUser unbinds every connection of a deleted user. The caller
-// holds the metadata lock.
+// endSessionsOfUser unbinds every connection of a deleted user. It runs
+// on shard 0, a metadata effect (the binding table has its own mutex).
 func (s *Server) endSessionsOfUser(userID uint32) {
 	for _, c := range s.connectionsSnapshot() {
 		if bound, uid, client, _ := c.binding(); bound && uid == userID {

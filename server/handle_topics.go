@@ -70,7 +70,7 @@ func (s *Server) prepareUpdateTopic(r *wire.UpdateTopicRequest) prepared {
 		return prepared{status: wire.CodeOf(err)}
 	}
 	s.meta.mu.RLock()
-	_, t, code := s.meta.machine.ResolveTopic(stream, topic)
+	_, t, code := s.meta.snapshot().ResolveTopic(stream, topic)
 	var segmentSize uint64
 	if code == metadata.CodeOK {
 		segmentSize = t.Options.SegmentSizeBytes

@@ -28,35 +28,49 @@ var errStorage = errors.New("metadata storage failed")
 // shard that commits metadata. Every operation is submitted to the group,
 // which journals it in metadata/journal.wal (synced), commits it, applies
 // it to the metadata state machine and carries out its effects on disk
-// before the reply; the group checkpoints into snapshot.bin. One lock
-// serialises writes; reads take it shared.
+// before the reply; the group checkpoints into snapshot.bin.
+//
+// Group commit: the journal syncs asynchronously (metaFileStorage), so a
+// submission returns once its prepare is written, and the submitter waits
+// for its reply (a metaWaiter) holding no lock while shard 0 goes on
+// preparing the operations of others; one sync covers every prepare
+// written before it. The machine is shard 0's alone (ops apply there, as
+// their syncs end); every other goroutine reads the read view published
+// after each batch of commits, before the batch's replies are handed out.
+// mu orders the writers' checks and submissions (LOCKS.md).
 type metaStore struct {
 	s *Server
 	// writer is shard 0, the only writer of the metadata: every
 	// operation is submitted, applied and carried out by a task there.
 	writer *shard.Shard
 
-	mu      sync.RWMutex
+	mu sync.RWMutex
+	// machine is the group's state machine: only shard 0 touches it
+	// (and the boot, before anything is served).
 	machine *metadata.Machine
 	// view is an immutable copy of machine, republished after every
-	// committed change: readers on any goroutine (shard) load it without
-	// taking mu (DESIGN.md decision 9, the Go form of left-right). Only
-	// the writer, under mu, touches machine itself.
+	// batch of committed changes: readers on any goroutine (shard) load
+	// it (DESIGN.md decision 9, the Go form of left-right).
 	view    atomic.Pointer[metadata.Machine]
 	host    *group.MetaHost
 	storage *metaFileStorage
 	loop    hostLoop
 	// bindings are the connections bound to the group's sessions.
 	bindings *bindingTable
-	// request numbers the server's own submissions to the group; want
-	// picks the answer to the submission under way out of the group's
-	// replies, and reply is it. evicted collects the sessions the group
-	// ended meanwhile (a register past a bound), whose connections are
-	// unbound.
+	// request numbers the server's own submissions to the group. The
+	// fields below are shard 0's: waiters are the submissions waiting for
+	// their answers, ready the answers picked since the last settle (handed
+	// out once the view is published), evicted the sessions the group ended
+	// meanwhile (a register past a bound), whose connections settle
+	// unbinds.
 	request uint64
-	want    func(group.Reply) bool
-	reply   *group.Reply
-	evicted []vsr.Uint128
+	waiters []*metaWaiter
+	// submitting is the waiter of the submission under way.
+	submitting *metaWaiter
+	ready      []metaAnswer
+	evicted    []vsr.Uint128
+	// checkpointOp is the checkpoint last counted.
+	checkpointOp uint64
 	// sealTimer flushes the seals of an idle group (flushSeals).
 	sealTimer shard.TimerID
 	// changed is set when an op applied to the machine since the read
@@ -70,6 +84,26 @@ type metaStore struct {
 	// failed is set when the group's storage failed; later writes are
 	// refused.
 	failed error
+}
+
+// metaWaiter is one submission waiting for its answer: want picks it out
+// of the group's replies; ch receives it (buffered: shard 0 never blocks).
+type metaWaiter struct {
+	want func(group.Reply) bool
+	ch   chan metaResult
+}
+
+// metaResult is what a submission came to: the group's answer, or err (a
+// storage failure, or the store closing).
+type metaResult struct {
+	reply group.Reply
+	err   error
+}
+
+// metaAnswer is a reply picked for a waiter, not handed out yet.
+type metaAnswer struct {
+	w *metaWaiter
+	r metaResult
 }
 
 // metaGroupClient is the client id of the server's own submissions to the
@@ -92,6 +126,10 @@ const metaSealFlushInterval = 100 * time.Millisecond
 // duplicates (PROTOCOL.md §1.9: the reference server keeps a ring of 5).
 const metaClientRepliesMax = 5
 
+// metaRequestQueueMax is how many metadata requests queue behind the
+// group's full pipeline before one is answered 58 (overloaded).
+const metaRequestQueueMax = 1024
+
 // metaCheckpointMax bounds one metadata checkpoint (the whole state).
 const metaCheckpointMax = 64 << 20
 
@@ -104,7 +142,9 @@ func metaReplicaConfig(cfg config.Metadata) vsr.Config {
 	c.Durability = vsr.Persisted
 	c.JournalSlots = uint64(cfg.JournalSlots)
 	c.PipelinePrepareMax = uint32(min(8, c.JournalSlots/4))
-	c.RequestQueueMax = 0
+	// Concurrent metadata requests queue behind a full pipeline (the
+	// writers once queued on the metadata lock): they share the syncs.
+	c.RequestQueueMax = metaRequestQueueMax
 	c.ClientsMax = cfg.ClientsTableMax
 	c.ClientsPerOwnerMax = min(cfg.ClientsPerUserMax, cfg.ClientsTableMax)
 	c.ClientRepliesMax = metaClientRepliesMax
@@ -185,6 +225,16 @@ func (m *metaStore) openGroup() error {
 		return errors.Join(fmt.Errorf("metadata group in %s: %w", dir, openErr), st.close())
 	}
 	m.opened = true
+	m.checkpointOp = host.Replica().CheckpointOp()
+	// From now on the journal syncs asynchronously and every drained
+	// host input settles (hands out its answers).
+	ring, _ := m.s.shardFS[0].(asyncDrainer)
+	if ring != nil && ring.WaitAsync() != nil {
+		ring = nil // not a ring of its own: the goroutine syncs
+	}
+	st.startAsync(ring, m.writer.Submit)
+	st.synced = m.s.metrics.metadataSyncs
+	m.loop.settled = m.settle
 	r := host.Replica()
 	m.s.log.Info("metadata recovered", zap.Uint64("checkpoint_op", r.CheckpointOp()),
 		zap.Int("replayed", m.replayed), zap.Uint64("last_op", r.OpNumber()))
@@ -192,7 +242,7 @@ func (m *metaStore) openGroup() error {
 }
 
 // publishLocked republishes the read view from the machine. The caller
-// holds mu for writing (or is the only goroutine, at open).
+// is shard 0 (settle), or the only goroutine, at open.
 func (m *metaStore) publishLocked() error {
 	return m.publishStateLocked(m.machine.Checkpoint())
 }
@@ -238,34 +288,111 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, operation
 	}
 }
 
-// Deliver implements group.Replies: the answer to the submission under
-// way, and the evictions of other clients' sessions.
+// Deliver implements group.Replies: the answer to a waiting submission
+// (picked now, handed out by settle), and the evictions of other
+// clients' sessions.
 func (m *metaStore) Deliver(r group.Reply) {
-	switch {
-	case m.want != nil && m.want(r):
-		m.reply = &r
-	case r.Evicted:
+	if w := m.submitting; w != nil && w.want(r) {
+		m.submitting = nil
+		m.take(w, r)
+		return
+	}
+	for _, w := range m.waiters {
+		if w.want(r) {
+			m.take(w, r)
+			return
+		}
+	}
+	if r.Evicted {
 		m.evicted = append(m.evicted, r.Client)
 	}
 }
 
+// take picks r as w's answer.
+func (m *metaStore) take(w *metaWaiter, r group.Reply) {
+	for i, x := range m.waiters {
+		if x == w {
+			m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
+			break
+		}
+	}
+	m.ready = append(m.ready, metaAnswer{w: w, r: metaResult{reply: r}})
+}
+
+// settle runs on shard 0 whenever a host input has drained: it records a
+// storage failure (answering every waiter with it), counts a checkpoint,
+// republishes the read view when the machine changed, and only then hands
+// out the answers picked meanwhile: a client that got its reply reads a
+// view holding its op.
+func (m *metaStore) settle() {
+	if !m.opened {
+		return
+	}
+	if err := m.host.Err(); err != nil && m.failed == nil {
+		// The group stops committing after a storage failure (the journal
+		// may hold a torn prepare): refuse metadata writes until restart.
+		m.failed = fmt.Errorf("%w: %v", errStorage, err)
+		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
+	}
+	if cp := m.host.Replica().CheckpointOp(); cp != m.checkpointOp {
+		m.checkpointOp = cp
+		m.s.metrics.metadataCheckpoints.Inc()
+		m.s.log.Debug("metadata checkpoint", zap.Uint64("op", cp))
+	}
+	if m.changed {
+		// The machine changed (a session op leaves it as it was, and the
+		// read view with it).
+		m.changed = false
+		if err := m.publishLocked(); err != nil {
+			m.s.log.Error("metadata read view not republished", zap.Error(err))
+		}
+	}
+	for _, client := range m.evicted {
+		m.bindings.unbind(wire.Uint128{Lo: client.Lo, Hi: client.Hi})
+	}
+	clear(m.evicted)
+	m.evicted = m.evicted[:0]
+	if m.failed != nil {
+		m.failWaiters(m.failed)
+	}
+	for _, a := range m.ready {
+		a.w.ch <- a.r
+	}
+	clear(m.ready)
+	m.ready = m.ready[:0]
+}
+
+// failWaiters answers every waiting submission with err (a storage
+// failure, the store closing): nothing will commit them here.
+func (m *metaStore) failWaiters(err error) {
+	for _, w := range m.waiters {
+		m.ready = append(m.ready, metaAnswer{w: w, r: metaResult{err: err}})
+	}
+	clear(m.waiters)
+	m.waiters = m.waiters[:0]
+}
+
 // submitLocked commits one operation of the server's own through the
-// metadata group (group.OperationInternal: sessionless): journal (synced),
-// commit, apply, effects, all as one task on shard 0, the metadata
-// writer. The caller holds m.mu for writing (so concurrent writers queue
-// on the lock, in order) and waits for the task; it is a goroutine, never
-// a shard task.
+// metadata group (group.OperationInternal: sessionless) and waits for its
+// reply: journal (synced), commit, apply, effects, on shard 0, the
+// metadata writer. The caller holds m.mu for writing across the wait (the
+// server's own bookkeeping: its checks and its commit see no other
+// writer's submission in between) and is a goroutine, never a shard task.
 func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply []byte, err error) {
-	var r group.Reply
+	var w *metaWaiter
 	callErr := m.writer.Call(func() {
 		m.request++
 		request := m.request
-		r, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == metaGroupClient && x.Request == request }, func() {
+		w, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == metaGroupClient && x.Request == request }, func() {
 			m.host.SubmitInternal(metaGroupClient, request, operation, body)
 		})
 	})
 	if callErr != nil {
 		return 0, nil, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	var r group.Reply
+	if err == nil {
+		r, err = m.await(w)
 	}
 	if err == nil && r.Disposition != vsr.DispositionNone {
 		err = m.dispositionErr(r, len(body))
@@ -276,23 +403,31 @@ func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply
 	return r.Op, r.Body, nil
 }
 
-// submitRequestLocked runs one client request through the metadata
-// group's session (exactly-once: a duplicate is answered from the cached
-// reply, Replayed) and returns the group's answer: committed, a
+// startRequestLocked submits one client request to the metadata group's
+// session (exactly-once: a duplicate is answered from the cached reply,
+// Replayed) and returns the waiter of its answer: committed, a
 // disposition, or Evicted. err is a storage failure or a refusal before
-// the group. The caller holds m.mu for writing.
-func (m *metaStore) submitRequestLocked(req group.MetaRequest) (group.Reply, error) {
-	var r group.Reply
+// the group. The caller holds m.mu for writing, and may release it before
+// it awaits the answer.
+func (m *metaStore) startRequestLocked(req group.MetaRequest) (*metaWaiter, error) {
+	var w *metaWaiter
 	var err error
 	callErr := m.writer.Call(func() {
-		r, err = m.submitOnWriter(func(x group.Reply) bool {
+		w, err = m.submitOnWriter(func(x group.Reply) bool {
 			return x.Client == req.Client && (x.Evicted || x.Request == req.Request)
 		}, func() { m.host.SubmitRequest(req) })
 	})
 	if callErr != nil {
-		return group.Reply{}, fmt.Errorf("%w: %v", errStorage, callErr)
+		return nil, fmt.Errorf("%w: %v", errStorage, callErr)
 	}
-	return r, err
+	return w, err
+}
+
+// await waits for a submission's answer, holding nothing shard 0 needs
+// to give it.
+func (m *metaStore) await(w *metaWaiter) (group.Reply, error) {
+	res := <-w.ch
+	return res.reply, res.err
 }
 
 // dispositionErr is the error of a disposition answering a server's own
@@ -320,53 +455,31 @@ func (m *metaStore) onWriter(fn func() error) error {
 // the metadata group.
 var errMetaTooLarge = errors.New("metadata request too large")
 
-// submitOnWriter is a submission's task on shard 0: submit hands the
-// request to the host, and want picks its answer. Effects on partitions
-// owned by other shards wait for those shards: shard 0 carrying out a
-// metadata effect is the one task that may wait for another shard (no
-// other shard ever waits, so there is no cycle; LOCKS.md). The sessions
-// the group ended meanwhile are unbound.
-func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (group.Reply, error) {
+// submitOnWriter is a submission's task on shard 0: it registers the
+// waiter of the answer want picks and submit hands the request to the
+// host. The answer comes once the op commits (its sync ends) or at once (a
+// disposition, a duplicate's cached reply), through settle. Effects on
+// partitions owned by other shards wait for those shards: shard 0 carrying
+// out a metadata effect is the one task that may wait for another shard
+// (no other shard ever waits, so there is no cycle; LOCKS.md).
+func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (*metaWaiter, error) {
 	m.writer.AssertOwner()
 	if m.failed != nil {
-		return group.Reply{}, m.failed
+		return nil, m.failed
 	}
-	checkpointBefore := m.host.Replica().CheckpointOp()
-	m.want, m.reply = want, nil
+	w := &metaWaiter{want: want, ch: make(chan metaResult, 1)}
+	m.waiters = append(m.waiters, w)
 	m.loop.enter()
+	// An answer during the submission itself (a disposition, a
+	// duplicate's cached reply, an eviction) is this submission's, even
+	// when an older waiter of the same client and request waits (a
+	// client's retry on another connection while its first try is in
+	// flight): commits come later, from the storage's completions.
+	m.submitting = w
 	submit()
+	m.submitting = nil
 	m.loop.leave()
-	r := m.reply
-	m.want, m.reply = nil, nil
-	for _, client := range m.evicted {
-		m.bindings.unbind(wire.Uint128{Lo: client.Lo, Hi: client.Hi})
-	}
-	m.evicted = m.evicted[:0]
-	if err := m.host.Err(); err != nil {
-		// The group stops committing after a storage failure (the journal
-		// may hold a torn prepare): refuse metadata writes until restart.
-		m.failed = fmt.Errorf("%w: %v", errStorage, err)
-		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
-		if r == nil || r.Disposition != vsr.DispositionNone {
-			return group.Reply{}, m.failed
-		}
-	}
-	if r == nil {
-		return group.Reply{}, fmt.Errorf("%w: the metadata group did not answer", errStorage)
-	}
-	if cp := m.host.Replica().CheckpointOp(); cp != checkpointBefore {
-		m.s.metrics.metadataCheckpoints.Inc()
-		m.s.log.Debug("metadata checkpoint", zap.Uint64("op", cp))
-	}
-	if m.changed {
-		// The machine changed (a session op leaves it as it was, and the
-		// read view with it).
-		m.changed = false
-		if err := m.publishLocked(); err != nil {
-			m.s.log.Error("metadata read view not republished", zap.Uint64("op", r.Op), zap.Error(err))
-		}
-	}
-	return *r, nil
+	return w, nil
 }
 
 // errJournalFull refuses an operation because the metadata journal is full
@@ -383,20 +496,22 @@ func (m *metaStore) flushSeals() {
 	m.loop.enter()
 	m.host.SyncSeals()
 	m.loop.leave()
-	if err := m.host.Err(); err != nil && m.failed == nil {
-		m.failed = fmt.Errorf("%w: %v", errStorage, err)
-		m.s.log.Error("metadata storage failed; metadata writes are refused until restart", zap.Error(err))
-	}
 }
 
-// close makes the last seals durable and closes the journal.
+// close lets the syncs in flight end (their ops commit and are
+// answered), makes the last seals durable and closes the journal; a
+// submission still waiting is answered with an error.
 func (m *metaStore) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.onWriter(func() error {
 		m.writer.Cancel(m.sealTimer)
+		err := m.storage.drain()
 		m.flushSeals()
-		return m.storage.close()
+		err = errors.Join(err, m.storage.drain())
+		m.failWaiters(fmt.Errorf("%w: the metadata store closed", errStorage))
+		m.settle()
+		return errors.Join(err, m.storage.close())
 	})
 }
 
@@ -419,8 +534,20 @@ func (m *metaStore) releaseSession(client wire.Uint128, connID uint32) {
 // logoutLocked commits the end of client's session, with the session's
 // next request number (the server's own logouts: a closed connection, a
 // stale consumer-group member). It reports the logout's op (0 when the
-// session was gone already). The caller holds m.mu for writing.
+// session was gone already). The caller holds m.mu for writing, across
+// the commit.
 func (m *metaStore) logoutLocked(client wire.Uint128) (op uint64, err error) {
+	w, err := m.startLogoutLocked(client)
+	if err != nil || w == nil {
+		return 0, err
+	}
+	return m.awaitLogout(w)
+}
+
+// startLogoutLocked submits the logout of client's session and returns
+// the waiter of its answer (nil when the session was gone already). The
+// caller holds m.mu for writing and may release it before awaitLogout.
+func (m *metaStore) startLogoutLocked(client wire.Uint128) (w *metaWaiter, err error) {
 	id := groupClient(client)
 	callErr := m.writer.Call(func() {
 		session, ok := m.host.Session(id)
@@ -428,20 +555,26 @@ func (m *metaStore) logoutLocked(client wire.Uint128) (op uint64, err error) {
 			return
 		}
 		req := group.MetaRequest{Client: id, Session: session.Session, Request: session.Request + 1, Operation: group.OperationLogout}
-		var r group.Reply
-		r, err = m.submitOnWriter(func(x group.Reply) bool {
+		w, err = m.submitOnWriter(func(x group.Reply) bool {
 			return x.Client == id && (x.Evicted || x.Request == req.Request)
 		}, func() { m.host.SubmitRequest(req) })
-		switch {
-		case err != nil || r.Evicted:
-		case r.Disposition != vsr.DispositionNone:
-			err = fmt.Errorf("%w: logout answered %s", errStorage, r.Disposition)
-		default:
-			op = r.Op
-		}
 	})
 	if callErr != nil {
-		return 0, fmt.Errorf("%w: %v", errStorage, callErr)
+		return nil, fmt.Errorf("%w: %v", errStorage, callErr)
+	}
+	return w, err
+}
+
+// awaitLogout waits for a logout's answer and reports its op (0: the
+// session was gone).
+func (m *metaStore) awaitLogout(w *metaWaiter) (op uint64, err error) {
+	r, err := m.await(w)
+	switch {
+	case err != nil || r.Evicted:
+	case r.Disposition != vsr.DispositionNone:
+		err = fmt.Errorf("%w: logout answered %s", errStorage, r.Disposition)
+	default:
+		op = r.Op
 	}
 	return op, err
 }
@@ -457,15 +590,17 @@ const (
 	registerFailed                           // not committed (a disposition, or storage)
 )
 
-// registerLocked opens client's session for userID in the group's client
-// table (one task on the writer: the checks and the commit see the same
-// table). A client id whose session exists (a client reconnecting, after
-// a restart too) resumes it, so that its duplicates are answered from the
-// cached replies: nothing is committed. A register into a table full of
-// other users' sessions is refused before commit; past the user's bound
-// it ends the user's least recent session (the group evicts it). The
-// caller holds m.mu for writing and binds the connection.
-func (m *metaStore) registerLocked(client wire.Uint128, userID uint32) (session uint64, outcome registerOutcome, err error) {
+// startRegisterLocked opens client's session for userID in the group's
+// client table (one task on the writer: the checks and the submission see
+// the same table). A client id whose session exists (a client
+// reconnecting, after a restart too) resumes it, so that its duplicates
+// are answered from the cached replies: nothing is committed. A register
+// into a table full of other users' sessions is refused before commit;
+// past the user's bound it ends the user's least recent session (the
+// group evicts it). A register submitted returns its waiter (for
+// awaitRegister) and no outcome yet. The caller holds m.mu for writing
+// and may release it before it awaits.
+func (m *metaStore) startRegisterLocked(client wire.Uint128, userID uint32) (w *metaWaiter, session uint64, outcome registerOutcome, err error) {
 	id := groupClient(client)
 	callErr := m.writer.Call(func() {
 		if s, ok := m.host.Session(id); ok {
@@ -479,19 +614,24 @@ func (m *metaStore) registerLocked(client wire.Uint128, userID uint32) (session 
 			outcome = registerTableFull
 			return
 		}
-		var r group.Reply
-		r, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == id && !x.Evicted }, func() {
+		w, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == id && !x.Evicted }, func() {
 			m.host.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister, Owner: uint64(userID)})
 		})
-		switch {
-		case err != nil || r.Disposition != vsr.DispositionNone || r.Session == 0:
+		if err != nil {
 			outcome = registerFailed
-		default:
-			session, outcome = r.Session, registerCommitted
 		}
 	})
 	if callErr != nil {
-		return 0, registerFailed, fmt.Errorf("%w: %v", errStorage, callErr)
+		return nil, 0, registerFailed, fmt.Errorf("%w: %v", errStorage, callErr)
 	}
-	return session, outcome, err
+	return w, session, outcome, err
+}
+
+// awaitRegister waits for a register's answer.
+func (m *metaStore) awaitRegister(w *metaWaiter) (session uint64, outcome registerOutcome, err error) {
+	r, err := m.await(w)
+	if err != nil || r.Disposition != vsr.DispositionNone || r.Session == 0 {
+		return 0, registerFailed, err
+	}
+	return r.Session, registerCommitted, nil
 }

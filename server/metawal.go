@@ -69,6 +69,10 @@ type hostLoop struct {
 	queue    []func()
 	depth    int
 	draining bool
+	// settled, when set, runs whenever the outermost drain has emptied
+	// the queue (the metadata store hands out the replies of what was
+	// committed meanwhile).
+	settled func()
 }
 
 func (l *hostLoop) enter() { l.depth++ }
@@ -90,6 +94,9 @@ func (l *hostLoop) drain() {
 	}
 	l.queue = l.queue[:0]
 	l.draining = false
+	if l.settled != nil {
+		l.settled()
+	}
 }
 
 // later runs f once the current host call returns (at once when none
@@ -102,6 +109,19 @@ func (l *hostLoop) later(f func()) {
 // metaFileStorage is vsr.Storage over the metadata directory. IO runs in
 // place on shard 0 (the metadata writer), through its FS; completions run
 // from the loop.
+//
+// Syncs are asynchronous once the group is open (startAsync), so that
+// concurrent metadata ops share them (group commit): a Sync that needs no
+// directory sync queues the files' fdatasyncs on shard 0's ring when it
+// has one (SyncAsync: the completions arrive through the shard's event
+// loop), else hands them to a goroutine that posts the outcome back to
+// shard 0. Shard 0 goes on preparing meanwhile (the journal writes run in
+// place); vsr keeps one sync in flight and marks durable, when it ends,
+// only what was written before it was submitted, so the prepares written
+// meanwhile share the next one (vsr's requestSync: one in flight, one
+// pending). A completion always runs from the loop (later), never inside
+// another host call: a ring's completions may be run by any WaitAsync on
+// shard 0, a partition's drain inside a metadata effect included.
 type metaFileStorage struct {
 	fs   storage.FS
 	dir  string
@@ -116,6 +136,28 @@ type metaFileStorage struct {
 	dirDirty bool
 	// fsyncs counts the file syncs (read by tests from other goroutines).
 	fsyncs atomic.Uint64
+
+	// async: Sync does not block shard 0 (startAsync). ring is shard 0's
+	// ring FS when its files sync asynchronously (nil: the goroutine);
+	// post hands a task to shard 0. inflight are the syncs under way.
+	async    bool
+	ring     asyncDrainer
+	post     func(func()) error
+	inflight []*metaSyncJob
+	// synced, when set, counts the Syncs that synced something (the
+	// strata_metadata_journal_syncs_total metric).
+	synced interface{ Inc() }
+}
+
+// metaSyncJob is one asynchronous Sync: the files it covers, the
+// fdatasyncs outstanding on the ring, and the outcome.
+type metaSyncJob struct {
+	done    func(error)
+	pending int
+	err     error
+	// result carries the goroutine's outcome (nil on the ring).
+	result   chan error
+	finished bool
 }
 
 // metaSuperblockNames are the superblock files of copies 0 and 1.
@@ -429,10 +471,117 @@ func (s *metaFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done fun
 }
 
 // Sync implements vsr.Storage: every file written since the last sync,
-// then the directory when a file was created.
+// then the directory when a file was created. With async set, a sync of
+// files alone runs asynchronously (see metaFileStorage); one that must
+// sync the directory too (a file was created: the first checkpoint's
+// snapshot.bin and superblock files) runs in place, as at open.
 func (s *metaFileStorage) Sync(done func(error)) {
-	err := s.syncNow()
-	s.loop.later(func() { done(err) })
+	if s.synced != nil && (s.dirDirty || len(s.dirty) > 0) {
+		s.synced.Inc()
+	}
+	if !s.async || s.dirDirty || len(s.dirty) == 0 {
+		err := s.syncNow()
+		s.loop.later(func() { done(err) })
+		return
+	}
+	files := make([]storage.File, 0, len(s.dirty))
+	names := make([]string, 0, len(s.dirty))
+	for f, name := range s.dirty {
+		files, names = append(files, f), append(names, name)
+		delete(s.dirty, f)
+	}
+	job := &metaSyncJob{done: done}
+	s.inflight = append(s.inflight, job)
+	s.fsyncs.Add(uint64(len(files)))
+	if s.ring != nil {
+		if s.syncOnRing(job, files, names) {
+			return
+		}
+	}
+	job.result = make(chan error, 1)
+	post := s.post
+	go func() {
+		var err error
+		for i, f := range files {
+			if err = f.Sync(); err != nil {
+				err = fmt.Errorf("sync %s: %w", names[i], err)
+				break
+			}
+		}
+		job.result <- err
+		// A shard that stopped runs no more tasks; drain reaps the job.
+		_ = post(func() { s.reap(job) })
+	}()
+}
+
+// syncOnRing queues the fdatasyncs of files on shard 0's ring; false when
+// a file cannot sync asynchronously (nothing was queued then).
+func (s *metaFileStorage) syncOnRing(job *metaSyncJob, files []storage.File, names []string) bool {
+	for _, f := range files {
+		if _, ok := f.(asyncSyncer); !ok {
+			return false
+		}
+	}
+	job.pending = len(files)
+	for i, f := range files {
+		name := names[i]
+		synced := func(err error) {
+			if err != nil && job.err == nil {
+				job.err = fmt.Errorf("sync %s: %w", name, err)
+			}
+			job.pending--
+			if job.pending == 0 {
+				s.finish(job, job.err)
+			}
+		}
+		if err := f.(asyncSyncer).SyncAsync(synced); err != nil {
+			synced(err)
+		}
+	}
+	return true
+}
+
+// reap collects the outcome of the goroutine's sync (a task on shard 0).
+func (s *metaFileStorage) reap(job *metaSyncJob) {
+	if job.finished {
+		return
+	}
+	s.finish(job, <-job.result)
+}
+
+// finish ends an asynchronous sync: its completion runs from the loop.
+func (s *metaFileStorage) finish(job *metaSyncJob, err error) {
+	job.finished = true
+	for i, j := range s.inflight {
+		if j == job {
+			s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+			break
+		}
+	}
+	s.loop.later(func() { job.done(err) })
+}
+
+// startAsync makes later syncs asynchronous (the group is open): on
+// ring's when shard 0 has one, else through a goroutine whose outcome
+// post hands to shard 0.
+func (s *metaFileStorage) startAsync(ring asyncDrainer, post func(func()) error) {
+	s.async, s.ring, s.post = true, ring, post
+}
+
+// drain waits, on shard 0, until no asynchronous sync is in flight (their
+// completions run, and may start more), before the files are closed.
+func (s *metaFileStorage) drain() error {
+	for len(s.inflight) > 0 {
+		job := s.inflight[0]
+		if job.result != nil {
+			s.finish(job, <-job.result)
+			continue
+		}
+		if err := s.ring.WaitAsync(); err != nil {
+			return fmt.Errorf("wait for the metadata journal's syncs: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *metaFileStorage) syncNow() error {

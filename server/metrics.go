@@ -45,6 +45,9 @@ type metrics struct {
 	// metadataCheckpoints counts the metadata group's checkpoints
 	// (snapshot.bin and a superblock copy written).
 	metadataCheckpoints prometheus.Counter
+	// metadataSyncs counts the metadata journal's syncs (shared by the
+	// concurrent metadata ops: group commit).
+	metadataSyncs prometheus.Counter
 	// connectionsLimited counts connections refused or closed by a
 	// limit (conn_limits.go); memoryReleased the bytes of idle buffers
 	// dropped (memory_release.go).
@@ -156,6 +159,10 @@ func newMetrics() *metrics {
 		Name: "strata_metadata_checkpoints_total", Help: "Metadata group checkpoints taken (snapshot.bin and a superblock copy written).",
 	})
 	m.registry.MustRegister(m.metadataCheckpoints)
+	m.metadataSyncs = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_metadata_journal_syncs_total", Help: "Syncs of the metadata group's files (journal.wal, and at a checkpoint snapshot.bin and the superblock); concurrent metadata operations share them.",
+	})
+	m.registry.MustRegister(m.metadataSyncs)
 	return m
 }
 

@@ -99,8 +99,8 @@ func (ps *partitionSet) nextBalanced(stream, topic uint32) uint32 {
 }
 
 // applyEffect carries out one effect of a committed metadata operation on
-// disk. The caller holds the metadata lock for writing, so the metadata
-// state is the one just produced by op.
+// disk. It runs on shard 0 as op is applied (or at the boot's replay), so
+// the metadata machine is the one just produced by op.
 //
 // on is the shard running the caller: shard 0 for the metadata writer.
 func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint64) error {
@@ -169,8 +169,8 @@ func (ps *partitionSet) applyEffect(on *shard.Shard, e metadata.Effect, op uint6
 }
 
 // updateFlushThresholds hands a topic's flush thresholds to each of its
-// partitions (an operation where they changed). The caller holds the
-// metadata lock.
+// partitions (an operation where they changed). It runs on shard 0, a
+// metadata effect (the machine is shard 0's).
 func (ps *partitionSet) updateFlushThresholds(on *shard.Shard, stream, topic uint32) error {
 	_, t, code := ps.s.meta.machine.ResolveTopic(metadata.NumericID(stream), metadata.NumericID(topic))
 	if code != metadata.CodeOK {
@@ -248,8 +248,8 @@ func (ps *partitionSet) create(on *shard.Shard, k partKey) error {
 	return nil
 }
 
-// lookup finds a partition in the metadata state; the caller holds the
-// metadata lock.
+// lookup finds a partition in the metadata machine; the caller is shard 0
+// (a metadata effect) or the boot, before anything is served.
 func (ps *partitionSet) lookup(k partKey) (*metadata.Topic, metadata.Partition, bool) {
 	_, topic, code := ps.s.meta.machine.ResolveTopic(metadata.NumericID(k.stream), metadata.NumericID(k.topic))
 	if code != metadata.CodeOK {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sync"
+
 	"github.com/stratabroker/strata/net/wire"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -12,9 +14,12 @@ import (
 // connections and nothing else: which connection a client id is bound to.
 
 // bindingTable maps a client id to the connection bound to it (one at a
-// time: binding it on another connection unbinds the first). It is
-// guarded by the metadata store's lock.
+// time: binding it on another connection unbinds the first). Its own
+// mutex guards it (shard 0 unbinds sessions as ops commit, holding no
+// other lock: an eviction, a deleted user); a check that must agree with
+// a following metadata write also holds the metadata lock (LOCKS.md).
 type bindingTable struct {
+	mu    sync.Mutex
 	conns map[wire.Uint128]*connection
 }
 
@@ -25,6 +30,8 @@ func newBindingTable() *bindingTable {
 // bind binds conn to client's session, unbinding any other connection
 // bound to the same id.
 func (t *bindingTable) bind(client wire.Uint128, userID uint32, session uint64, conn *connection) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if old := t.conns[client]; old != nil && old != conn {
 		old.unbind()
 	}
@@ -34,6 +41,8 @@ func (t *bindingTable) bind(client wire.Uint128, userID uint32, session uint64, 
 
 // unbind unbinds client's connection, if any (its session ended).
 func (t *bindingTable) unbind(client wire.Uint128) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if c := t.conns[client]; c != nil {
 		if bound, _, id, _ := c.binding(); bound && id == client {
 			c.unbind()
@@ -45,6 +54,8 @@ func (t *bindingTable) unbind(client wire.Uint128) {
 // release forgets client's binding when its connection connID closes, and
 // reports whether it was that connection's.
 func (t *bindingTable) release(client wire.Uint128, connID uint32) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.conns[client]
 	if c == nil || c.id != connID {
 		return false
@@ -55,6 +66,8 @@ func (t *bindingTable) release(client wire.Uint128, connID uint32) bool {
 
 // live reports whether a connection is bound to client.
 func (t *bindingTable) live(client wire.Uint128) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.conns[client] != nil
 }
 

@@ -66,7 +66,8 @@ const metaTagSize = 16
 // MetaEffects carries out what a committed metadata op asks for outside
 // the machine (partition directories, the read view, counters). Calls run
 // on the owning goroutine, in op order, during the input that applied the
-// op: Submit, or Open for the ops replayed from the journal.
+// op: the storage completion (a sync) that committed it, or Open for the
+// ops replayed from the journal.
 type MetaEffects interface {
 	// Applied runs after op was applied to m; effects are the machine's
 	// effects of op (none for a session op, which m never sees).
