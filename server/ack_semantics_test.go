@@ -534,15 +534,20 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 		name       string
 		offsets    []int64
 		durability string
+		opts       server.ClusterOptions
 	}{
-		{"one superblock copy", []int64{superblockZone + 64}, "replicated"},
-		{"both superblock copies", []int64{superblockZone + 64, superblockZone + 4096 + 64}, "replicated"},
+		{"one superblock copy", []int64{superblockZone + 64}, "replicated", server.ClusterOptions{}},
+		{"both superblock copies", []int64{superblockZone + 64, superblockZone + 4096 + 64}, "replicated", server.ClusterOptions{}},
 		// A persisted topic's partition has a prepare WAL: the replica
 		// wipes its journal too (it can vouch for none of its records).
-		{"both superblock copies persisted", []int64{superblockZone + 64, superblockZone + 4096 + 64}, client.DurabilityPersisted},
+		{"both superblock copies persisted", []int64{superblockZone + 64, superblockZone + 4096 + 64}, client.DurabilityPersisted, server.ClusterOptions{}},
+		// The peers' journals no longer reach op 1 from their checkpoints:
+		// the replica recovers by state transfer of a checkpoint first.
+		{"both superblock copies behind the journals", []int64{superblockZone + 64, superblockZone + 4096 + 64}, "replicated",
+			server.ClusterOptions{JournalSlots: 32, CheckpointEveryOps: 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := startAckCluster(t, 3, server.ClusterOptions{})
+			c := startAckCluster(t, 3, tc.opts)
 			c.createTopic(2, client.Options{}.With(client.OptionMessagesRequiredToSave, client.Uint32Value(10)).
 				With(client.OptionDurability, client.StringValue(tc.durability)))
 			var acked, acked1 []ackedMessage
@@ -571,7 +576,11 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 				t.Logf("damaged replica %d: %+v", damaged, st)
 				return
 			}
-			for b := 0; b < 5; b++ {
+			batches := 5
+			if tc.opts.JournalSlots > 0 {
+				batches += int(tc.opts.JournalSlots) // past the journal window
+			}
+			for b := 0; b < batches; b++ {
 				acked = append(acked, c.send(0, "b", 5)...)
 			}
 			// The damaged replica hears only the primary: the link to the
@@ -605,7 +614,11 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 			c.waitCaughtUp(damaged, 0)
 			c.waitCaughtUp(damaged, 1)
 			st, _ = c.status(damaged, 0)
-			t.Logf("damaged replica %d recovered: %+v", damaged, st)
+			xfer, _ := c.nodes[damaged].srv.PartitionTransferStats(0, 0, 0)
+			t.Logf("damaged replica %d recovered: %+v, segment transfer %+v", damaged, st, xfer)
+			if tc.opts.JournalSlots > 0 && st.CheckpointOp == 0 {
+				t.Fatalf("the replica recovered behind the journals without a checkpoint: %+v", st)
+			}
 			if st1, _ := c.status(damaged, 1); st1.Fenced != "" {
 				t.Fatalf("the undamaged partition of the damaged replica is fenced: %+v", st1)
 			}

@@ -66,10 +66,7 @@ func (g *vsrGroup) fenceMemoryLost() {
 	if p.fenced == nil {
 		p.fence(fmt.Errorf("%s: %w: the replica lost its consensus state and recovers it from its peers (it neither acks nor votes for the group until then)",
 			g.storage.name, vsr.ErrSuperblockLost))
-		// The fence is the state's, as for missing history: liftFence
-		// lifts it once the replica recovered (and its segments hold the
-		// group's history).
-		g.repairable = true
+		g.memoryLostFence = p.fenced
 	}
 }
 
@@ -82,6 +79,14 @@ func (g *vsrGroup) liftMemoryLostFence() {
 		return
 	}
 	g.memoryLost = false
+	if g.memoryLostFence == nil || g.p.fenced != g.memoryLostFence {
+		return // no fence of its own, or another took its place
+	}
+	g.memoryLostFence = nil
+	// The fence is now the state's, as for missing history: liftFence
+	// lifts it at once when the segments hold the group's history, else
+	// once the segment transfer brought it (the Reset after the install).
+	g.repairable = true
 	if !g.missing {
 		g.liftFence()
 	}

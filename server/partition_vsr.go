@@ -125,8 +125,10 @@ type vsrGroup struct {
 	// transfer lifts.
 	missing, repairable bool
 	// memoryLost: the replica opened without a valid superblock and has
-	// not yet recovered from its peers (partition_sblost.go).
-	memoryLost bool
+	// not yet recovered from its peers (partition_sblost.go);
+	// memoryLostFence is the fence that set.
+	memoryLost      bool
+	memoryLostFence error
 	// served is the manifest last served to a peer; staged the receiving
 	// side's staging area.
 	served *servedManifest
