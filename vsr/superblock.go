@@ -23,10 +23,11 @@ var ErrSuperblock = errors.New("vsr: no valid superblock")
 
 // ErrSuperblockLost reports storage whose superblock copies exist but are
 // all damaged (it wraps ErrSuperblock): the replica's durable consensus
-// state is gone. A replica with peers does not return it from Open: it
-// recovers from them as a replica that lost its memory (openMemoryLost).
-// A group of one has nobody to recover from, so its Open fails with it
-// and the host decides (a partition is fenced, serving its files).
+// state is gone. A replica with peers whose host set
+// Config.RecoverLostSuperblock does not return it from Open: it recovers
+// from them as a replica that lost its memory (openMemoryLost). Any other
+// (a group of one has nobody to recover from) fails Open with it, and the
+// host decides (a partition of one is fenced, serving its files).
 var ErrSuperblockLost = fmt.Errorf("%w: every copy is damaged", ErrSuperblock)
 
 // ErrForeignGroup reports storage (a superblock) that belongs to another
