@@ -133,3 +133,65 @@ func TestSuperblockLostWithoutRecoveryFailsOpen(t *testing.T) {
 		t.Fatalf("open without RecoverLostSuperblock: %v (memory lost %v), want ErrSuperblockLost", openErr, r.MemoryLost())
 	}
 }
+
+// TestMemoryLostFlagSurvivesARestart: a superblock written while the
+// replica still recovered from the loss of its superblock (a checkpoint
+// transfer meanwhile) records MemoryLost; a persisted replica that opens
+// with it must not take its view as a promise: with only the primary
+// answering it stays recovering (without the flag, a persisted replica
+// recovers from the primary alone: recoveryFromPrimary), and it recovers
+// once the quorum answers, clearing the flag durably.
+func TestMemoryLostFlagSurvivesARestart(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.CheckpointIntervalOps = 4
+	cfg.Durability = Persisted
+	cfg.RecoverLostSuperblock = true
+	c := newTestCluster(t, cfg)
+	submit(t, c, 1, 6, "a")
+	c.tick(50)
+	primary := -1
+	for i, n := range c.nodes {
+		if n.replica.Primary() {
+			primary = i
+		}
+	}
+	lost, other := (primary+1)%3, (primary+2)%3
+	c.crash(lost)
+	zone := c.nodes[lost].storage.durable[ZoneSuperblock]
+	for copyIndex := range superblockCopies {
+		sector := zone[copyIndex*SectorSize : (copyIndex+1)*SectorSize]
+		s, err := decodeSuperblock(sector)
+		if err != nil {
+			t.Fatalf("copy %d: %v", copyIndex, err)
+		}
+		if s.MemoryLost {
+			t.Fatalf("copy %d records MemoryLost before any loss", copyIndex)
+		}
+		s.MemoryLost = true
+		encodeSuperblock(&s, sector)
+		if back, err := decodeSuperblock(sector); err != nil || !back.MemoryLost {
+			t.Fatalf("copy %d: MemoryLost does not round-trip: %+v, %v", copyIndex, back, err)
+		}
+	}
+	c.crash(other)
+	c.queue = nil
+	c.start(lost)
+	r := c.nodes[lost].replica
+	c.tick(300)
+	if r.Status() != StatusRecovering || !r.MemoryLost() {
+		t.Fatalf("a persisted replica whose superblock records MemoryLost is %s (memory lost %v) with only the primary up, want recovering\n%s",
+			r.Status(), r.MemoryLost(), c.status())
+	}
+	c.start(other)
+	for ticks := 0; ticks < 3000 && (!c.normal() || r.MemoryLost()); ticks++ {
+		c.tick(1)
+	}
+	c.tick(50)
+	if !c.normal() || r.MemoryLost() || r.sb.durable.MemoryLost {
+		t.Fatalf("the replica did not recover (memory lost %v, durable %v):\n%s", r.MemoryLost(), r.sb.durable.MemoryLost, c.status())
+	}
+	c.checkAgreement()
+}
