@@ -517,26 +517,43 @@ func TestAckReplicatedClusterCrashOfMinorityKeepsAcknowledged(t *testing.T) {
 // TestAckClusterConsensusFileCorruptionOnMinority is the cell "disk
 // corruption on a minority" for consensus.vsr: one replica's file is
 // damaged while it is down. One damaged superblock copy: the replica
-// uses the other, recovers from its peers and catches up. Both copies:
-// the replica does not come back as a healthy empty member; the seed
-// wants the partition fenced alone (and repaired from its peers) while
-// the server serves its other partitions. Either way the group keeps
-// serving every acknowledged message.
+// uses the other, recovers from its peers and catches up. Both copies
+// (the replica lost its consensus state: its view, its log view, what it
+// acked): the server starts and that partition alone is fenced on that
+// replica (its other partition serves), the replica does not come back
+// as a healthy empty member: while only the primary answers it (the
+// third replica down) it stays recovering and fenced, since the recovery
+// of a replica that lost its memory needs a view-change quorum of peers
+// with the primary. Once the third replica is back it recovers, the
+// fence lifts, and as the primary of a later view it serves every
+// acknowledged message. The group serves every acknowledged message
+// throughout.
 func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 	const superblockZone = 4096 // FORMATS.md: after the 4 KiB header, two 4 KiB copies
 	for _, tc := range []struct {
-		name    string
-		offsets []int64
+		name       string
+		offsets    []int64
+		durability string
+		opts       server.ClusterOptions
 	}{
-		{"one superblock copy", []int64{superblockZone + 64}},
-		{"both superblock copies", []int64{superblockZone + 64, superblockZone + 4096 + 64}},
+		{"one superblock copy", []int64{superblockZone + 64}, "replicated", server.ClusterOptions{}},
+		{"both superblock copies", []int64{superblockZone + 64, superblockZone + 4096 + 64}, "replicated", server.ClusterOptions{}},
+		// A persisted topic's partition has a prepare WAL: the replica
+		// wipes its journal too (it can vouch for none of its records).
+		{"both superblock copies persisted", []int64{superblockZone + 64, superblockZone + 4096 + 64}, client.DurabilityPersisted, server.ClusterOptions{}},
+		// The peers' journals no longer reach op 1 from their checkpoints:
+		// the replica recovers by state transfer of a checkpoint first.
+		{"both superblock copies behind the journals", []int64{superblockZone + 64, superblockZone + 4096 + 64}, "replicated",
+			server.ClusterOptions{JournalSlots: 32, CheckpointEveryOps: 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := startAckCluster(t, 3, server.ClusterOptions{})
-			c.createTopic(1, client.Options{}.With(client.OptionMessagesRequiredToSave, client.Uint32Value(10)))
-			var acked []ackedMessage
+			c := startAckCluster(t, 3, tc.opts)
+			c.createTopic(2, client.Options{}.With(client.OptionMessagesRequiredToSave, client.Uint32Value(10)).
+				With(client.OptionDurability, client.StringValue(tc.durability)))
+			var acked, acked1 []ackedMessage
 			for b := 0; b < 10; b++ {
 				acked = append(acked, c.send(0, "a", 5)...)
+				acked1 = append(acked1, c.send(1, "a", 5)...)
 			}
 			c.waitApplied(0, uint64(len(acked)))
 			damaged := (c.primary(0) + 1) % 3
@@ -544,13 +561,13 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 			for _, off := range tc.offsets {
 				c.corrupt(damaged, ackPartitionDir(0)+"/consensus.vsr", off)
 			}
-			err := c.tryBoot(damaged)
-			t.Logf("the damaged replica's start: %v", err)
-			for b := 0; b < 5; b++ {
-				acked = append(acked, c.send(0, "b", 5)...)
-			}
-			c.checkPoll(c.primary(0), 0, acked)
 			if len(tc.offsets) == 1 {
+				err := c.tryBoot(damaged)
+				t.Logf("the damaged replica's start: %v", err)
+				for b := 0; b < 5; b++ {
+					acked = append(acked, c.send(0, "b", 5)...)
+				}
+				c.checkPoll(c.primary(0), 0, acked)
 				if err != nil {
 					t.Fatalf("one damaged superblock copy stopped the replica: %v", err)
 				}
@@ -559,16 +576,58 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 				t.Logf("damaged replica %d: %+v", damaged, st)
 				return
 			}
-			if err != nil {
-				t.Skip("defect (issue 13): a partition whose consensus.vsr has no valid superblock copy stops the whole server " +
-					"(server.New: open the consensus group: no valid superblock) instead of fencing that partition alone " +
-					"and repairing it from its peers; the group serves from the others meanwhile")
+			batches := 5
+			if tc.opts.JournalSlots > 0 {
+				batches += int(tc.opts.JournalSlots) // past the journal window
+			}
+			for b := 0; b < batches; b++ {
+				acked = append(acked, c.send(0, "b", 5)...)
+			}
+			// The damaged replica hears only the primary: the link to the
+			// third replica is cut both ways.
+			third := uint8(3 - damaged - c.primary(0))
+			cut := func(from, to uint8) bool {
+				return (from == third && to == uint8(damaged)) || (from == uint8(damaged) && to == third)
+			}
+			c.bus.cut.Store(&cut)
+			if err := c.tryBoot(damaged); err != nil {
+				t.Fatalf("a partition without a valid consensus superblock stopped the whole server: %v", err)
 			}
 			st, ok := c.status(damaged, 0)
-			t.Logf("damaged replica %d: %+v (%v)", damaged, st, ok)
-			if ok && st.Fenced == "" && st.Status == vsr.StatusNormal {
-				t.Fatalf("a replica without a valid consensus superblock runs as a healthy member: %+v", st)
+			t.Logf("damaged replica %d hearing only the primary: %+v (%v)", damaged, st, ok)
+			if !ok || st.Fenced == "" || st.Status == vsr.StatusNormal {
+				t.Fatalf("a replica without a valid consensus superblock runs as a healthy member: %+v (%v)", st, ok)
 			}
+			for b := 0; b < 3; b++ {
+				acked = append(acked, c.send(0, "b", 5)...)
+			}
+			st, ok = c.status(damaged, 0)
+			t.Logf("damaged replica %d after more sends: %+v (%v)", damaged, st, ok)
+			if !ok || st.Fenced == "" || st.Status == vsr.StatusNormal {
+				t.Fatalf("a replica without a valid consensus superblock became a healthy member with only the primary's answer: %+v (%v)", st, ok)
+			}
+			c.bus.cut.Store(nil)
+			c.waitFor("the replica without a superblock to recover and lift its fence", func() bool {
+				st, ok := c.status(damaged, 0)
+				return ok && st.Fenced == "" && st.Status == vsr.StatusNormal
+			})
+			c.waitCaughtUp(damaged, 0)
+			c.waitCaughtUp(damaged, 1)
+			st, _ = c.status(damaged, 0)
+			xfer, _ := c.nodes[damaged].srv.PartitionTransferStats(0, 0, 0)
+			t.Logf("damaged replica %d recovered: %+v, segment transfer %+v", damaged, st, xfer)
+			if tc.opts.JournalSlots > 0 && st.CheckpointOp == 0 {
+				t.Fatalf("the replica recovered behind the journals without a checkpoint: %+v", st)
+			}
+			if st1, _ := c.status(damaged, 1); st1.Fenced != "" {
+				t.Fatalf("the undamaged partition of the damaged replica is fenced: %+v", st1)
+			}
+			c.leadWith(damaged, c.boot)
+			for b := 0; b < 3; b++ {
+				acked = append(acked, c.send(0, "c", 5)...)
+			}
+			c.checkPoll(damaged, 0, acked)
+			c.checkPoll(c.primary(1), 1, acked1)
 		})
 	}
 }

@@ -36,6 +36,15 @@ import (
 type memBus struct {
 	nodes []*busNode
 	wg    sync.WaitGroup
+	// cut, when set, drops every frame from one replica to another for
+	// which it reports true (a cut link).
+	cut atomic.Pointer[func(from, to uint8) bool]
+}
+
+// isCut reports whether the link from a replica to another is cut.
+func (b *memBus) isCut(from, to uint8) bool {
+	cut := b.cut.Load()
+	return cut != nil && (*cut)(from, to)
 }
 
 type busNode struct {
@@ -98,7 +107,7 @@ type busPort struct {
 }
 
 func (p busPort) Send(to uint8, m *vsr.Message) {
-	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
+	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil || p.b.isCut(p.from, to) {
 		return
 	}
 	p.b.nodes[p.from].sent.Add(1)
@@ -109,7 +118,7 @@ func (p busPort) Send(to uint8, m *vsr.Message) {
 }
 
 func (p busPort) SendAnnouncements(to uint8, frame []byte) {
-	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil {
+	if int(to) >= len(p.b.nodes) || to == p.from || p.b.nodes[p.from].srv.Load() == nil || p.b.isCut(p.from, to) {
 		return
 	}
 	p.b.nodes[p.from].sent.Add(1)

@@ -349,8 +349,8 @@ func (g *vsrGroup) checkHistory(m *partition.Machine) error {
 // damage found at open), once they hold the machine's history again.
 func (g *vsrGroup) liftFence() {
 	p := g.p
-	if !g.repairable || p.fenced == nil || p.log.Fenced() != nil {
-		return
+	if !g.repairable || p.fenced == nil || p.log.Fenced() != nil || (g.host != nil && g.host.Replica().MemoryLost()) {
+		return // a replica without its consensus state: liftMemoryLostFence
 	}
 	g.repairable = false
 	p.fenced = nil

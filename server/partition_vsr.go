@@ -124,6 +124,11 @@ type vsrGroup struct {
 	// fence is that state's (or a damage found at open), which the
 	// transfer lifts.
 	missing, repairable bool
+	// memoryLost: the replica opened without a valid superblock and has
+	// not yet recovered from its peers (partition_sblost.go);
+	// memoryLostFence is the fence that set.
+	memoryLost      bool
+	memoryLostFence error
 	// served is the manifest last served to a peer; staged the receiving
 	// side's staging area.
 	served *servedManifest
@@ -150,6 +155,9 @@ func vsrReplicaConfig(k partKey) vsr.Config {
 	c.WALBytesMax = vsrWALBytesMax
 	c.CheckpointSizeMax = vsrCheckpointMax
 	c.ReleaseApplied = true
+	// A replica of a cluster whose consensus.vsr lost every superblock
+	// copy recovers from its peers, fenced meanwhile (partition_sblost.go).
+	c.RecoverLostSuperblock = true
 	return c
 }
 
@@ -194,13 +202,30 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	}
 	st.wal = wal
 	g.storage = st
-	host, err := group.New(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes},
-		group.Binding{Storage: st, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
+	openErr := g.openHost(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes})
+	if errors.Is(openErr, vsr.ErrSuperblockLost) && rc.ReplicaCount == 1 {
+		openErr = g.openSuperblockLostAlone(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes}) // partition_sblost.go
+	}
+	if openErr != nil {
+		return errors.Join(openErr, st.close())
+	}
+	g.fenceMemoryLost()
+	g.files = nil
+	g.opened = true
+	return nil
+}
+
+// openHost creates the group host over g.storage and opens it.
+func (g *vsrGroup) openHost(hc group.Config) error {
+	p := g.p
+	host, err := group.New(hc, group.Binding{Storage: g.storage, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
 	if err != nil {
-		return errors.Join(err, st.close())
+		return err
 	}
 	g.host = host
-	p.machine.ReleaseBuffers()
+	if p.vsr == nil {
+		p.machine.ReleaseBuffers()
+	}
 	p.machine = host.Machine()
 	p.vsr = g
 	var openErr error
@@ -209,13 +234,11 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	host.Open(func(err error) { openErr, done = err, true })
 	g.leave()
 	if !done {
-		return errors.Join(fmt.Errorf("open the consensus group of %s: did not complete", p.dir), st.close())
+		return fmt.Errorf("open the consensus group of %s: did not complete", p.dir)
 	}
 	if openErr != nil {
-		return errors.Join(fmt.Errorf("open the consensus group of %s: %w", p.dir, openErr), st.close())
+		return fmt.Errorf("open the consensus group of %s: %w", p.dir, openErr)
 	}
-	g.files = nil
-	g.opened = true
 	return nil
 }
 
@@ -462,6 +485,10 @@ type vsrFileStorage struct {
 	// dirty and walDirty: a write to the file completed since the last
 	// Sync was submitted.
 	dirty, walDirty bool
+	// mem, when set, holds the superblock and checkpoint zones in memory
+	// instead of the file: a group of one whose file has no valid
+	// superblock (partition_sblost.go) leaves it as it was found.
+	mem map[vsr.Zone][]byte
 }
 
 // openVSRFileStorage opens (or creates) consensus.vsr and checks its
@@ -567,6 +594,14 @@ func (s *vsrFileStorage) ZoneSize(z vsr.Zone) uint64 {
 // Read implements vsr.Storage; bytes past the end of the file read as
 // zeros (a zone never written).
 func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) {
+	if zone, ok := s.mem[z]; ok {
+		err := s.memZone(z, zone, offset, len(buf))
+		if err == nil {
+			copy(buf, zone[offset:])
+		}
+		s.g.later(func() { done(err) })
+		return
+	}
 	f, at, err := s.at(z, offset, len(buf))
 	if err == nil {
 		var n int
@@ -584,6 +619,14 @@ func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(e
 
 // Write implements vsr.Storage.
 func (s *vsrFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done func(error)) {
+	if zone, ok := s.mem[z]; ok {
+		err := s.memZone(z, zone, offset, len(data))
+		if err == nil {
+			copy(zone[offset:], data)
+		}
+		s.g.later(func() { done(err) })
+		return
+	}
 	f, at, err := s.at(z, offset, len(data))
 	if err == nil {
 		if _, err = f.WriteAt(data, at); err != nil {
@@ -595,6 +638,14 @@ func (s *vsrFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done func
 		}
 	}
 	s.g.later(func() { done(err) })
+}
+
+// memZone checks an access to a zone held in memory.
+func (s *vsrFileStorage) memZone(z vsr.Zone, zone []byte, offset uint64, n int) error {
+	if offset+uint64(n) > uint64(len(zone)) {
+		return fmt.Errorf("%s (in memory): zone %d offset %d length %d beyond %d", s.name, z, offset, n, len(zone))
+	}
+	return nil
 }
 
 func (s *vsrFileStorage) fileName(f storage.File) string {
@@ -615,7 +666,7 @@ func (s *vsrFileStorage) Sync(done func(error)) {
 	if s.wal != nil && s.walDirty {
 		files, names = append(files, s.wal.file), append(names, s.wal.name)
 	}
-	if s.wal == nil || s.dirty {
+	if (s.wal == nil || s.dirty) && s.mem == nil {
 		files, names = append(files, s.file), append(names, s.name)
 	}
 	s.dirty, s.walDirty = false, false
@@ -682,6 +733,7 @@ func (g *vsrGroup) logGroupFailure() {
 		g.p.s.log.Error("a committed partition operation failed locally; the partition is fenced", zap.String("dir", g.p.dir), zap.Error(err))
 		g.p.fence(err)
 	}
+	g.liftMemoryLostFence() // partition_sblost.go
 	// A fenced partition must not lead its group (the host abdicates for
 	// its own failures; this covers the binding's).
 	g.host.SetFenced(g.p.fenced != nil)

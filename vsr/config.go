@@ -153,6 +153,14 @@ type Config struct {
 	// no restart reloads it, so keeping it only costs memory (the header
 	// stays for the chain).
 	ReleaseApplied bool
+	// RecoverLostSuperblock lets a replica of a group with peers whose
+	// superblock copies are all damaged open as a replica that lost its
+	// memory and recover from its peers (memory_lost.go), instead of
+	// failing Open with ErrSuperblockLost. The host sets it when its state
+	// machine's storage follows what vsr restores (a partition's segments
+	// are cut back to the restored machine and rebuilt from the ops that
+	// follow); a host whose storage does not must keep Open failing.
+	RecoverLostSuperblock bool
 	// SealLazily lets a persisted group of one count a prepare as held
 	// (commit and reply) once the prepare is durable, before its
 	// HeaderDurable record (the seal) is: the seal is written at once and

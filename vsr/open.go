@@ -19,6 +19,10 @@ func (r *Replica) Open(done func(err error)) {
 		return
 	}
 	r.readSuperblock(func(s superblockState, fresh bool, err error) {
+		if errors.Is(err, ErrSuperblockLost) && !r.solo() && r.cfg.RecoverLostSuperblock {
+			r.openMemoryLost(done) // memory_lost.go
+			return
+		}
 		if err != nil {
 			done(err)
 			return
@@ -31,6 +35,7 @@ func (r *Replica) Open(done func(err error)) {
 		r.view = s.View
 		r.logView = s.LogView
 		r.logViewLost = s.LogViewLost
+		r.memoryLost = s.MemoryLost
 		r.checkpointOp = s.CheckpointOp
 		r.checkpointHeader = s.CheckpointHeader
 		r.checkpointArea = s.CheckpointArea
@@ -589,13 +594,14 @@ func (r *Replica) resume() {
 		r.logView = r.view
 		r.enterNormal()
 		r.afterLogChange()
-	case !r.persisted() || r.journalDamaged || r.logViewLost:
+	case !r.persisted() || r.journalDamaged || r.logViewLost || r.memoryLost:
 		// A persisted replica read its view promise from its superblock; one
-		// in memory mode lost it with the rest.
+		// in memory mode lost it with the rest, and so did one that lost
+		// its superblock (memory_lost.go).
 		if r.logViewLost && r.persisted() && !r.sb.durable.LogViewLost {
 			r.requestSuperblock() // the loss adoptJournalLogView found
 		}
-		r.startRecovery(r.persisted())
+		r.startRecovery(r.persisted() && !r.memoryLost)
 	case r.logView == r.view && !r.isPrimaryOf(r.view):
 		r.status = StatusNormal
 		r.enterNormal()

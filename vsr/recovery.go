@@ -207,11 +207,13 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 		// log into a new view change.
 		r.advanceCommitMax(min(from.Commit, r.op))
 		r.recovery.responses = [ReplicaCountMax]*Message{}
+		r.memoryRecovered()
 		r.startViewChange(max(latest+1, promised))
 		return
 	}
 	r.logView = from.View
 	r.status = StatusNormal
+	r.memoryRecovered()
 	r.advanceCommitMax(from.Commit)
 	r.recovery.responses = [ReplicaCountMax]*Message{}
 	r.enterNormal()

@@ -137,6 +137,16 @@ type Replica struct {
 	// superblock records the flag (superblockState.LogViewLost), so that a
 	// restart recovers too.
 	logViewLost bool
+	// memoryLost is set while the replica recovers from the loss of its
+	// superblock (every copy damaged: Open, openMemoryLost): it forgot its
+	// view promise, its log view and what it acknowledged, so it may
+	// neither ack nor vote until the recovery protocol, with a quorum of
+	// peers that includes the primary of the latest view, gave it a log
+	// and a view (viewKept false), and it takes no part in a restart of
+	// the group (restart.go). Every superblock written meanwhile records
+	// it (superblockFlagMemoryLost), so a restart before the recovery
+	// completes starts it again the same way.
+	memoryLost bool
 	// logViewHead is the head (op and checksum) the log of the log view
 	// started at when the replica took it; the journal records of changes
 	// name it (changeTag). journalLogView is, at open, the newest such tag

@@ -106,7 +106,7 @@ func (r *Replica) restartAnswer(m *Message) bool {
 		return false
 	}
 	h, ok := r.header(r.checkpointOp)
-	if !ok || r.stateMissing || r.transfer.installing || r.sb.checkpoint != nil || (kind == recoveryResponseRecovering && r.op != r.checkpointOp) {
+	if !ok || r.memoryLost || r.stateMissing || r.transfer.installing || r.sb.checkpoint != nil || (kind == recoveryResponseRecovering && r.op != r.checkpointOp) {
 		// No checkpoint this replica could restart the group from (it is
 		// fetching one): it answers nothing, and no restart counts it.
 		return true
@@ -175,7 +175,7 @@ func (r *Replica) othersLostMemory(latest uint64) bool {
 // maybeRestart restarts the group from this replica's checkpoint once
 // every other replica answered that it holds nothing above its own.
 func (r *Replica) maybeRestart() {
-	if r.stateMissing || r.transfer.installing || r.sb.checkpoint != nil || r.op != r.checkpointOp {
+	if r.memoryLost || r.stateMissing || r.transfer.installing || r.sb.checkpoint != nil || r.op != r.checkpointOp {
 		return
 	}
 	view := r.view + 1

@@ -21,6 +21,15 @@ const (
 // ErrSuperblock reports that no superblock copy is valid.
 var ErrSuperblock = errors.New("vsr: no valid superblock")
 
+// ErrSuperblockLost reports storage whose superblock copies exist but are
+// all damaged (it wraps ErrSuperblock): the replica's durable consensus
+// state is gone. A replica with peers whose host set
+// Config.RecoverLostSuperblock does not return it from Open: it recovers
+// from them as a replica that lost its memory (openMemoryLost). Any other
+// (a group of one has nobody to recover from) fails Open with it, and the
+// host decides (a partition of one is fenced, serving its files).
+var ErrSuperblockLost = fmt.Errorf("%w: every copy is damaged", ErrSuperblock)
+
 // ErrForeignGroup reports storage (a superblock) that belongs to another
 // consensus group: the host handed a group the files of another.
 var ErrForeignGroup = errors.New("vsr: storage of another group")
@@ -45,10 +54,19 @@ type superblockState struct {
 	// checkpoint cut that log (Replica.logViewLost). A replica that opens
 	// with it set recovers its log from peers instead of voting with it.
 	LogViewLost bool
+	// MemoryLost records that the replica lost its superblock and has not
+	// yet recovered (Replica.memoryLost): its view is no promise.
+	MemoryLost bool
 }
 
 // superblockFlagLogViewLost is the bit of the flags byte for LogViewLost.
 const superblockFlagLogViewLost = 1
+
+// superblockFlagMemoryLost is the bit of the flags byte for MemoryLost.
+const superblockFlagMemoryLost = 2
+
+// superblockFlags is every flag bit a copy may carry.
+const superblockFlags = superblockFlagLogViewLost | superblockFlagMemoryLost
 
 // encodeSuperblock writes s into a full sector.
 func encodeSuperblock(s *superblockState, sector []byte) {
@@ -61,6 +79,9 @@ func encodeSuperblock(s *superblockState, sector []byte) {
 	sector[8] = s.CheckpointArea
 	if s.LogViewLost {
 		sector[9] |= superblockFlagLogViewLost
+	}
+	if s.MemoryLost {
+		sector[9] |= superblockFlagMemoryLost
 	}
 	le.PutUint64(sector[16:], s.Sequence)
 	le.PutUint64(sector[24:], s.Cluster)
@@ -93,6 +114,7 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 	s.ReplicaIndex = sector[7]
 	s.CheckpointArea = sector[8]
 	s.LogViewLost = sector[9]&superblockFlagLogViewLost != 0
+	s.MemoryLost = sector[9]&superblockFlagMemoryLost != 0
 	s.Sequence = le.Uint64(sector[16:])
 	s.Cluster = le.Uint64(sector[24:])
 	s.View = le.Uint64(sector[32:])
@@ -105,7 +127,7 @@ func decodeSuperblock(sector []byte) (superblockState, error) {
 	if err := s.CheckpointHeader.Decode(sector[96:]); err != nil {
 		return s, fmt.Errorf("%w: checkpoint header: %w", ErrSuperblock, err)
 	}
-	if s.LogView > s.View || s.CheckpointArea > 1 || s.CheckpointHeader.Op != s.CheckpointOp || sector[9]&^superblockFlagLogViewLost != 0 {
+	if s.LogView > s.View || s.CheckpointArea > 1 || s.CheckpointHeader.Op != s.CheckpointOp || sector[9]&^superblockFlags != 0 {
 		return s, fmt.Errorf("%w: inconsistent fields", ErrSuperblock)
 	}
 	return s, nil
@@ -168,6 +190,7 @@ func (r *Replica) superblockSnapshot() superblockState {
 		CheckpointChecksum: r.checkpointChecksum,
 		CheckpointHeader:   r.checkpointHeader,
 		LogViewLost:        r.logViewLost,
+		MemoryLost:         r.memoryLost,
 	}
 	if r.checkpointSize == 0 {
 		s.CheckpointChecksum = Uint128{}
@@ -344,7 +367,7 @@ func (r *Replica) pickSuperblock(buf []byte, errs [superblockCopies]error, done 
 	case blank:
 		done(superblockState{}, true, nil)
 	default:
-		done(superblockState{}, false, ErrSuperblock)
+		done(superblockState{}, false, ErrSuperblockLost)
 	}
 }
 
