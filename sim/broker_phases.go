@@ -446,7 +446,8 @@ func (w *brokerWorld) livenessProblem() string {
 			if k == 0 {
 				view, commit = r.View(), r.CommitNumber()
 			}
-			if r.View() != view || r.CommitNumber() != commit || r.CommitNumber() != r.CommitMax() {
+			// An op above the commit is in flight (see brokerMeta's).
+			if r.View() != view || r.CommitNumber() != commit || r.CommitNumber() != r.CommitMax() || r.OpNumber() != r.CommitNumber() {
 				return fmt.Sprintf("group %d: core node %d at view %d op %d commit %d/%d, node %d at view %d commit %d", g, i, r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), w.core[0], view, commit)
 			}
 			if r.Primary() {

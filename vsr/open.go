@@ -303,12 +303,16 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 	// hold, if any (adoptJournalLogView), and whether any change of such a
 	// log view replaced an op the log held.
 	r.journalLogViewReplaced = false
+	r.journalOwnHead = Header{}
 	for i := range records {
 		for _, rec := range []*journal.HeaderRecord{&records[i], slots[i].mirror} {
 			if rec == nil || rec.Err != nil || rec.Op <= r.checkpointOp || rec.Op > r.opPrepareMax() {
 				continue
 			}
 			t, ok := recordTag(rec)
+			if ok && t.logView == r.logView && t.head > r.checkpointOp && t.head > r.journalOwnHead.Op {
+				r.journalOwnHead = Header{Op: t.head, Checksum: t.headChecksum}
+			}
 			if !ok || t.logView <= r.logView {
 				continue
 			}
@@ -467,6 +471,18 @@ func (r *Replica) adoptJournalLogView() {
 		r.journalLogViewReplaced = false
 		r.logViewLost = true
 		return
+	} else if h := r.journalOwnHead; h.Op > r.checkpointOp && !r.holdsOwnHead(h) {
+		// The journal names the head the durable log view's log started at,
+		// and its chain no longer reaches it: records of that log were lost
+		// (a faulty disk read a slot's header record back stale while a
+		// torn prepare took its other copy). Voting with this log view
+		// would claim, for it, a log that ends below ops it held, which
+		// may be committed (seed 59542: replica 5 voted with log view 11
+		// ending at op 266 when view 11 had started at op 288, without op
+		// 283 committed in view 8). It recovers a log from its peers.
+		r.journalLogViewReplaced = false
+		r.logViewLost = true
+		return
 	}
 	r.journalLogViewReplaced = false
 	for head < r.op {
@@ -479,6 +495,13 @@ func (r *Replica) adoptJournalLogView() {
 	if !r.journalDamaged {
 		r.dropStrays()
 	}
+}
+
+// holdsOwnHead reports whether the log holds h, the head its durable log
+// view's log started at.
+func (r *Replica) holdsOwnHead(h Header) bool {
+	got, ok := r.header(h.Op)
+	return ok && got.Checksum == h.Checksum
 }
 
 // dropStrays records the removal of what the journal held above the log

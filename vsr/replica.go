@@ -156,6 +156,11 @@ type Replica struct {
 	// journalLogViewReplaced is set, at open, when a change of a log view
 	// the superblock does not hold replaced an op of the log.
 	journalLogViewReplaced bool
+	// journalOwnHead is, at open, the highest head above the checkpoint
+	// that a journal record of a change of the durable log view names:
+	// the log of that log view reached it when the replica took it, and
+	// within one log view a log only grows (adoptJournalLogView).
+	journalOwnHead Header
 	// journalStrays lists, at open, the ops the journal holds above the
 	// log's chain (dropStrays).
 	journalStrays []uint64

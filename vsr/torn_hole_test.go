@@ -363,3 +363,133 @@ func TestTornRepairPrepareBelowUnsealedOpResumes(t *testing.T) {
 	}
 	c.checkAgreement()
 }
+
+// TestRestartShortOfItsLogViewHeadRecovers: a persisted replica (r1)
+// leads view 1 with a log it took from a vote, holding the three ops
+// committed in view 0 it never received as installed headers (tagged with
+// the head, op K+3, that view 1's log started at). The repair's prepare
+// of op K+1 goes over the header's copy in the prepare zone and tears in
+// a crash, and the faulty disk reads the header zone's copy back stale:
+// at the restart the chain breaks at K+1, and no record above the hole
+// is an ack (only installed headers). Resuming in its durable log view 1
+// with a log ending at K, r1 would vote for view 2 without the ops
+// committed in view 0, and with r0 down, r2's vote (log view 1 too once
+// it took the StartView) could lose to it (seed 59542 of the default
+// swarm: replica 5 voted with log view 11 ending at op 266 when view 11
+// had started at op 288, scenarios/bug_vote_log_view_short_of_its_head_59542.txt).
+// The installed headers still name view 1's head: a restart whose chain
+// no longer reaches it recovers a log from its peers.
+func TestRestartShortOfItsLogViewHeadRecovers(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	var top uint64
+	var violation string
+	c.onSend = func(from int, m *Message) {
+		if from == 1 && m.Command == CommandDoViewChange && m.LogView >= 1 && m.Op < top && violation == "" {
+			violation = fmt.Sprintf("r1 sent DoViewChange for view %d with log view %d ending at op %d, without op %d committed in view 0",
+				m.View, m.LogView, m.Op, top)
+		}
+	}
+	submit := func(id uint64, body string) {
+		t.Helper()
+		if err := c.client(id).Submit(OperationUserMin, []byte(body+strings.Repeat(".", 2*SectorSize))); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(id).Busy() && ticks < 3000; ticks++ {
+			c.tick(1)
+		}
+		if c.client(id).Busy() {
+			t.Fatalf("client %d's request %q did not commit:\n%s", id, body, c.status())
+		}
+	}
+	submit(1, "a")
+	c.tick(50)
+	k := c.nodes[0].replica.CommitMax()
+
+	// Ops K+1..K+3 commit on r0 and r2; r1 never gets their prepares.
+	// Until the repair below, then the repairs of K+2 and K+3 stay lost
+	// (so that no prepare above the hole lands before the torn one).
+	repaired := uint64(0)
+	c.dropTo = func(from, to int, m *Message) bool {
+		return m.Op > k && m.Op <= k+3 && m.Op != repaired &&
+			(m.Command == CommandPrepare && to == 1 || m.Command == CommandRequestPrepare && from == 1)
+	}
+	submit(1, "b")
+	submit(1, "c")
+	submit(1, "d")
+	top = c.nodes[0].replica.CommitMax()
+	if top < k+3 {
+		t.Fatalf("ops up to %d committed, want %d:\n%s", top, k+3, c.status())
+	}
+
+	// r0 crashes: r1 leads view 1 with r2's vote, its ops K+1..K+3 as
+	// installed headers.
+	c.crash(0)
+	r1 := c.nodes[1].replica
+	for ticks := 0; !(r1.Status() == StatusNormal && r1.View() >= 1) && ticks < 3000; ticks++ {
+		c.tick(1)
+	}
+	if e := r1.log.at(k + 1); r1.Status() != StatusNormal || r1.View() != 1 || r1.logView != 1 || e == nil || e.prepare != nil {
+		t.Fatalf("r1 is %s in view %d (log view %d) holding op %d as %+v, want the primary of view 1 with its header only:\n%s",
+			r1.Status(), r1.View(), r1.logView, k+1, e, c.status())
+	}
+
+	// The repair of K+1 reaches r1 and tears in a crash: its first sector
+	// lands, no more.
+	s := c.nodes[1].storage
+	slot := (k + 1) % cfg.JournalSlots
+	torn := false
+	c.afterIO = func() {
+		if torn || c.nodes[1].down {
+			return
+		}
+		for _, w := range s.pending {
+			if rec, err := journal.ParseRecord(w.data); w.zone == ZoneWALPrepares && err == nil && rec.Prepare && rec.Op == k+1 {
+				copy(s.durable[ZoneWALPrepares][w.offset:], w.data[:SectorSize])
+				torn = true
+				c.crash(1)
+				return
+			}
+		}
+	}
+	repaired = k + 1
+	for ticks := 0; !torn && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	c.afterIO = nil
+	if !torn {
+		t.Fatalf("r1 wrote no prepare of op %d:\n%s", k+1, c.status())
+	}
+	// The faulty disk reads the header sector back as before its first
+	// write.
+	clear(s.durable[ZoneWALHeaders][slot*SectorSize : (slot+1)*SectorSize])
+	c.dropTo = nil
+
+	c.start(1)
+	r1 = c.nodes[1].replica
+	if r1.Status() != StatusRecovering {
+		t.Errorf("r1 restarted %s in view %d (log view %d) at op %d, want recovering: view 1's log started at op %d",
+			r1.Status(), r1.View(), r1.logView, r1.OpNumber(), top)
+	}
+	c.tick(600)
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+	c.start(0)
+	submit(2, "e")
+	c.tick(300)
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+	for i, n := range c.nodes {
+		if n.replica.CommitMax() < top+1 {
+			t.Fatalf("r%d committed to %d, want past %d:\n%s", i, n.replica.CommitMax(), top, c.status())
+		}
+	}
+	c.checkAgreement()
+}
