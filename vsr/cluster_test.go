@@ -25,6 +25,10 @@ type testStorage struct {
 	// hold, if set for a zone, keeps the writes to it from completing
 	// (they are lost in a crash).
 	hold map[Zone]bool
+	// holdWrite, if set, keeps each write it returns true for in flight:
+	// not completed, not covered by a sync (held), until the test acts.
+	holdWrite func(z Zone, offset uint64, data []byte) bool
+	held      []testWrite
 }
 
 type testWrite struct {
@@ -63,6 +67,10 @@ func (s *testStorage) Write(z Zone, offset uint64, data []byte, done func(error)
 		return
 	}
 	if s.hold[z] {
+		return
+	}
+	if s.holdWrite != nil && s.holdWrite(z, offset, data) {
+		s.held = append(s.held, testWrite{z, offset, append([]byte(nil), data...), 0})
 		return
 	}
 	s.writeSeq++
@@ -242,6 +250,7 @@ func (c *testCluster) start(i int) {
 func (c *testCluster) crash(i int) {
 	c.nodes[i].down = true
 	c.nodes[i].storage.pending = nil
+	c.nodes[i].storage.held = nil
 	// Completions of a crashed replica's IO never run.
 	kept := c.io[:0]
 	for _, op := range c.io {

@@ -365,7 +365,7 @@ func (r *Replica) ackHeld(m *Message) {
 	if ok && h.Checksum != m.Checksum {
 		return
 	}
-	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op, r.recordedHead())) {
+	if m.Op > r.commitMin && (!ok || m.Op > r.ackedOp || !r.prepareReady(m.Op, r.ackableHead())) {
 		return
 	}
 	// An applied op is acked only once a restart would reload it too: a
@@ -373,7 +373,7 @@ func (r *Replica) ackHeld(m *Message) {
 	// the journal write is durable, and an ack says the op is part of the
 	// log this replica votes with in the ack's view (the durable checkpoint
 	// covers the ops at or below it).
-	if m.Op <= r.commitMin && m.Op > r.checkpointOp && r.persisted() && (!ok || !r.prepareReady(m.Op, r.recordedHead())) {
+	if m.Op <= r.commitMin && m.Op > r.checkpointOp && r.persisted() && (!ok || !r.prepareReady(m.Op, r.ackableHead())) {
 		return
 	}
 	r.send(r.primaryIndex(r.view), &Message{Header: Header{Command: CommandPrepareOk, View: r.view, Op: m.Op, Commit: r.commitMin, CheckpointOp: r.checkpointOp, Context: m.Checksum, Client: m.Client}})
@@ -417,7 +417,7 @@ func (r *Replica) afterLogChange() {
 // prepareReady reports whether this replica may count op as held: the body
 // is present and, in persisted mode, durable and sealed (its HeaderDurable
 // record is durable too, writeRedundantHeader), with every op from the
-// checkpoint up to it recorded in the journal (recorded is recordedHead()),
+// checkpoint up to it recorded in the journal (recorded is ackableHead()),
 // so that a restart reloads a log that reaches op.
 func (r *Replica) prepareReady(op, recorded uint64) bool {
 	e := r.log.at(op)
@@ -448,7 +448,7 @@ func (r *Replica) sendPrepareOks() {
 		return
 	}
 	primary := r.primaryIndex(r.view)
-	recorded := r.recordedHead()
+	recorded := r.ackableHead()
 	for op := max(r.ackedOp, r.commitMax) + 1; op <= r.op; op++ {
 		if !r.prepareReady(op, recorded) {
 			break

@@ -385,9 +385,10 @@ func (r *Replica) buildLog(records []journal.HeaderRecord, slots []loadedSlot) {
 // op's prepare (the slot never held op's installed header, which would
 // have replaced it), hides no such ack. Any other corrupt record
 // (unreadable, no intact frame, a frame naming another op) is taken as
-// damage. Not covered: an op above the hole first written, sealed and
-// acked while the torn write was pending (recordedHead still counts an
-// installed header whose prepare is being written over its copy).
+// damage. An op above the hole first written, sealed and acked while the
+// torn write was pending would look the same as a new op's write; that
+// ack is never sent (ackableHead stops below a prepare written over its
+// installed header's copy until the write is durable).
 func (r *Replica) tornPrepareDamage(op uint64, records []journal.HeaderRecord, slots []loadedSlot) bool {
 	slot := r.journal.Slot(op)
 	ls := &slots[slot]

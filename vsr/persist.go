@@ -158,6 +158,28 @@ func (r *Replica) recordedHead() uint64 {
 	return op
 }
 
+// ackableHead returns the highest op up to which this replica may count
+// ops as held (ack them, or count its own ack as primary): recordedHead,
+// but stopping below an op whose prepare write over the prepare zone's
+// copy of its installed header is in flight (submitted, not yet durable).
+// That write may tear in a crash, and a faulty disk may read the header
+// zone's copy back stale: neither zone then names the op. A restart tells
+// such a hole from a new op's write in flight only by an ack above it
+// older than the torn write (tornPrepareDamage); an op acked while the
+// write was in flight would be newer, and the replica would resume below
+// it.
+func (r *Replica) ackableHead() uint64 {
+	op := r.checkpointOp
+	for op < r.op {
+		e := r.log.at(op + 1)
+		if e == nil || !(e.recorded || (r.cfg.SealLazily && e.durable)) || (e.prepare != nil && !e.durable && (e.writing || e.written)) {
+			break
+		}
+		op++
+	}
+	return op
+}
+
 // writeRedundantHeader records the header of a durable prepare in the
 // header zone (a HeaderDurable record). Once a later sync makes it durable
 // the entry is sealed and may be acked: until then a restart that finds

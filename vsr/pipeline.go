@@ -84,7 +84,7 @@ func (r *Replica) tryCommit() {
 	if r.cfg.Bugs.Has(BugCommitWithoutQuorum) {
 		quorum = 1
 	}
-	recorded := r.recordedHead()
+	recorded := r.ackableHead()
 	for r.commitMax < r.op {
 		op := r.commitMax + 1
 		e := r.log.at(op)

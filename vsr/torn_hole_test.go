@@ -493,3 +493,134 @@ func TestRestartShortOfItsLogViewHeadRecovers(t *testing.T) {
 	}
 	c.checkAgreement()
 }
+
+// TestNoAckAboveAPrepareWriteOverItsHeaderCopy: the case
+// tornPrepareDamage cannot tell from a harmless one, closed at the ack. A
+// persisted backup (r1) holds op K+1 as an installed header (recorded in
+// both zones). The repair's prepare of K+1 goes over the header's copy in
+// the prepare zone, and while that write is in flight r1 receives op K+2,
+// makes it durable and sealed. Had it acked K+2 then, a crash tearing the
+// K+1 write, with the faulty disk reading the header zone's copy back
+// stale, would leave a hole at K+1 whose torn write is older than every
+// record above it, the mark of a new op's write in flight: r1 would
+// resume at K, below the K+2 it acked (and, with the primary gone, the
+// only other holder of K+2). So a backup acks no op above one whose
+// prepare write over its header's copy is not yet durable (ackableHead).
+func TestNoAckAboveAPrepareWriteOverItsHeaderCopy(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	ackedIn := map[uint64]uint64{}
+	var violation string
+	held := false
+	var k uint64
+	c.onSend = func(from int, m *Message) {
+		if from != 1 {
+			return
+		}
+		switch m.Command {
+		case CommandPrepareOk:
+			ackedIn[m.View] = max(ackedIn[m.View], m.Op)
+			if held && m.Op > k+1 && violation == "" {
+				violation = fmt.Sprintf("r1 acked op %d while its prepare write of op %d over the installed header's copy was in flight", m.Op, k+1)
+			}
+		case CommandDoViewChange:
+			if acked := ackedIn[m.LogView]; m.Op < acked && violation == "" {
+				violation = fmt.Sprintf("r1 sent DoViewChange for view %d with log view %d ending at op %d, below op %d it acked in that log view",
+					m.View, m.LogView, m.Op, acked)
+			}
+		}
+	}
+	body := func(s string) []byte { return []byte(s + strings.Repeat(".", 2*SectorSize)) }
+	wait := func(id uint64, ticks int) bool {
+		for ; c.client(id).Busy() && ticks > 0; ticks-- {
+			c.tick(1)
+		}
+		return !c.client(id).Busy()
+	}
+	if err := c.client(1).Submit(OperationUserMin, body("a")); err != nil {
+		t.Fatal(err)
+	}
+	if !wait(1, 3000) {
+		t.Fatalf("a did not commit:\n%s", c.status())
+	}
+	c.tick(50)
+	r1 := c.nodes[1].replica
+	k = c.nodes[0].replica.CommitMax()
+
+	// Op K+1 commits on r0 and r2; r1 learns its header only.
+	blocked := true
+	c.dropTo = func(from, to int, m *Message) bool {
+		return blocked && m.Op == k+1 && (m.Command == CommandPrepare && to == 1 || m.Command == CommandRequestPrepare && from == 1)
+	}
+	if err := c.client(1).Submit(OperationUserMin, body("b")); err != nil {
+		t.Fatal(err)
+	}
+	if !wait(1, 3000) {
+		t.Fatalf("b did not commit:\n%s", c.status())
+	}
+	for ticks := 0; ticks < 2000; ticks++ {
+		if e := r1.log.at(k + 1); e != nil && e.recorded && e.prepare == nil {
+			break
+		}
+		c.tick(1)
+	}
+	if e := r1.log.at(k + 1); e == nil || !e.recorded || e.prepare != nil {
+		t.Fatalf("r1 holds op %d as %+v, want its recorded header only:\n%s", k+1, e, c.status())
+	}
+
+	// The repair of K+1 reaches r1; its prepare write stays in flight.
+	s := c.nodes[1].storage
+	size := uint64(cfg.MessageSizeMax)
+	slot := (k + 1) % cfg.JournalSlots
+	s.holdWrite = func(z Zone, offset uint64, data []byte) bool {
+		return z == ZoneWALPrepares && offset == slot*size
+	}
+	blocked = false
+	for ticks := 0; len(s.held) == 0 && ticks < 1000; ticks++ {
+		c.tick(1)
+	}
+	if len(s.held) == 0 {
+		t.Fatalf("r1 wrote no prepare of op %d:\n%s", k+1, c.status())
+	}
+	held = true
+	// r2 is cut off; op K+2 reaches r1, which makes it durable.
+	c.group = []int{1, 1, 2}
+	if err := c.client(1).Submit(OperationUserMin, body("c")); err != nil {
+		t.Fatal(err)
+	}
+	c.tick(300)
+	if e := r1.log.at(k + 2); e == nil || !e.sealed {
+		t.Fatalf("r1 holds op %d as %+v, want it sealed:\n%s", k+2, e, c.status())
+	}
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+
+	// r0 and r1 crash; the held write tears (its first sector lands) and
+	// the faulty disk reads the header sector back as before its first
+	// write.
+	w := s.held[0]
+	c.crash(0)
+	c.crash(1)
+	held = false
+	copy(s.durable[ZoneWALPrepares][w.offset:], w.data[:SectorSize])
+	clear(s.durable[ZoneWALHeaders][slot*SectorSize : (slot+1)*SectorSize])
+	s.holdWrite = nil
+	c.group = []int{0, 0, 0}
+	c.start(1)
+	c.tick(600)
+	c.start(0)
+	if !wait(1, 3000) {
+		t.Fatalf("c did not commit after the restarts:\n%s", c.status())
+	}
+	c.tick(300)
+	if violation != "" {
+		t.Fatalf("%s:\n%s", violation, c.status())
+	}
+	c.checkAgreement()
+}
