@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 
 	"github.com/zeebo/xxh3"
@@ -110,13 +111,16 @@ func (g *vsrGroup) loadFlushed() error {
 		return fmt.Errorf("open %s: %w", g.flushedPath(), err)
 	}
 	size, err := f.Size()
-	if err == nil && size > flushedHeaderSize+flushedDataMax+8 {
+	if err == nil && (size < flushedHeaderSize+8 || size > flushedHeaderSize+flushedDataMax+8) {
 		err = fmt.Errorf("%w: %d bytes", errFlushedFormat, size)
 	}
 	var buf []byte
 	if err == nil {
 		buf = make([]byte, size)
-		_, err = f.ReadAt(buf, 0)
+		var n int
+		if n, err = f.ReadAt(buf, 0); n == len(buf) && errors.Is(err, io.EOF) {
+			err = nil
+		}
 	}
 	err = errors.Join(err, f.Close())
 	var s group.FlushedState
