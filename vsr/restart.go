@@ -50,6 +50,33 @@ package vsr
 // view there. The new view's log starts at the highest checkpoint: every
 // op up to it keeps its number and content, and the ops above it are new.
 //
+// Local checkpoints (LocalCheckpointer, optional, set by the host with
+// SetLocalCheckpointer). A host whose durable checkpoints are sparse (a
+// partition's descriptor, every 256 ops by default) may keep, outside
+// vsr's checkpoint zone, a newer state of its own: a partition's state
+// at its last synced flush. On the restart path only, once every other
+// replica answered that it lost its memory too (maybeRestart), a replica
+// whose host holds one newer than its durable checkpoint first makes it
+// its durable checkpoint, as a state transfer from itself (written,
+// synced, recorded in the superblock, then restored: takeLocalCheckpoint,
+// afterLocalCheckpoint); it answers no Recovery meanwhile. Its restart
+// vote then carries that checkpoint, so the rule above (the primary of a
+// restart view is the replica whose checkpoint is the highest) picks the
+// replica with the highest local checkpoint, and the others catch up to
+// it by state transfer. Why this too loses only what every memory lost:
+// a local checkpoint is of an op its replica applied, so committed, and
+// the host keeps it only while it is a prefix of the history its storage
+// holds (written after the state it names is synced, removed before that
+// storage is cut below it); all of them, and the durable checkpoints,
+// are prefixes of the one committed history, so the highest holds every
+// op any of them holds, with its number and content, and only the ops
+// above it, which were in memory only, are lost. A local checkpoint that
+// does not decode, names another cluster or group, or is no newer than
+// the durable checkpoint is ignored. Outside the restart (a crash of
+// some replicas only) it is never asked for: the peers' logs hold the
+// ops above the durable checkpoint. Without the hook (the kv simulator,
+// persisted groups, groups of one) nothing here changes.
+//
 // Persisted groups never take this path: their journal is on disk, and
 // recovery from the durable log exists. A group of one resumes from its
 // checkpoint at open (resume).
