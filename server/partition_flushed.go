@@ -149,7 +149,7 @@ func (g *vsrGroup) StoreFlushed(s group.FlushedState) {
 	if !g.flushed.enabled || p.fenced != nil {
 		return
 	}
-	if err := writeFileAtomic(p.fs, g.flushedPath(), encodeFlushedState(s)); err != nil {
+	if err := storage.WriteFileAtomic(p.fs, p.dir, g.flushedPath(), encodeFlushedState(s)); err != nil {
 		// The old state stays (or the new one: both are prefixes of the
 		// segments' history); a restart without it cuts back more.
 		p.s.log.Warn("storing the partition's flushed state failed", zap.String("dir", p.dir), zap.Error(err))
