@@ -29,6 +29,11 @@ import (
 type ackDisk struct {
 	mu sync.Mutex
 	fs *memfs.FS
+	// failCreate, if set, fails the creation of the files it returns
+	// true for; skipSync, if set, makes the Syncs of the files it returns
+	// true for report success without syncing (a disk whose cache lies).
+	// Both run under mu.
+	failCreate, skipSync func(path string) bool
 }
 
 // errProcessGone is what a crashed process's file calls get: none of
@@ -60,19 +65,26 @@ func (p *procFS) lock() error {
 	return nil
 }
 
-func (p *procFS) file(f storage.File, err error) (storage.File, error) {
+func (p *procFS) file(path string, f storage.File, err error) (storage.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &procFile{p: p, f: f}, nil
+	return &procFile{p: p, f: f, path: path}, nil
 }
+
+// errInjected is the failure of a file call a test injected.
+var errInjected = errors.New("injected failure")
 
 func (p *procFS) Create(path string) (storage.File, error) {
 	if err := p.lock(); err != nil {
 		return nil, err
 	}
 	defer p.d.mu.Unlock()
-	return p.file(p.d.fs.Create(path))
+	if p.d.failCreate != nil && p.d.failCreate(path) {
+		return nil, fmt.Errorf("create %s: %w", path, errInjected)
+	}
+	f, err := p.d.fs.Create(path)
+	return p.file(path, f, err)
 }
 
 func (p *procFS) OpenReadWrite(path string) (storage.File, error) {
@@ -80,7 +92,8 @@ func (p *procFS) OpenReadWrite(path string) (storage.File, error) {
 		return nil, err
 	}
 	defer p.d.mu.Unlock()
-	return p.file(p.d.fs.OpenReadWrite(path))
+	f, err := p.d.fs.OpenReadWrite(path)
+	return p.file(path, f, err)
 }
 
 func (p *procFS) Open(path string) (storage.File, error) {
@@ -88,7 +101,8 @@ func (p *procFS) Open(path string) (storage.File, error) {
 		return nil, err
 	}
 	defer p.d.mu.Unlock()
-	return p.file(p.d.fs.Open(path))
+	f, err := p.d.fs.Open(path)
+	return p.file(path, f, err)
 }
 
 func (p *procFS) MkdirAll(path string) error {
@@ -148,8 +162,9 @@ func (p *procFS) SyncDir(path string) error {
 }
 
 type procFile struct {
-	p *procFS
-	f storage.File
+	p    *procFS
+	f    storage.File
+	path string
 }
 
 func (f *procFile) ReadAt(b []byte, off int64) (int, error) {
@@ -197,6 +212,9 @@ func (f *procFile) Sync() error {
 		return err
 	}
 	defer f.p.d.mu.Unlock()
+	if f.p.d.skipSync != nil && f.p.d.skipSync(f.path) {
+		return nil
+	}
 	return f.f.Sync()
 }
 

@@ -64,6 +64,10 @@ func (g *vsrGroup) resetToMachine(m *partition.Machine) error {
 		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, p.fenced)
 	}
 	upTo := m.FlushedEnd()
+	if err := g.dropFlushedBelow(m); err != nil {
+		p.fence(err)
+		return err
+	}
 	p.drainSyncs()
 	if err := p.drainSuperblock(); err != nil {
 		return fmt.Errorf("partition %s: reset to the group's state: %w", p.dir, err)

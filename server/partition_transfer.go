@@ -225,6 +225,9 @@ func (g *vsrGroup) DiscardStaged() {
 // committed and put in place, and the live log is reopened over them.
 func (g *vsrGroup) InstallStaged(m *group.Manifest) error {
 	p := g.p
+	if err := g.dropFlushed(); err != nil {
+		return fmt.Errorf("%s: before the install: %w", p.dir, err)
+	}
 	st := &g.staged
 	if len(m.Artifacts) > 0 && st.manifest != m {
 		return fmt.Errorf("%s: install of a manifest that was not staged", p.dir)

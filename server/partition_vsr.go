@@ -133,6 +133,8 @@ type vsrGroup struct {
 	// side's staging area.
 	served *servedManifest
 	staged stagedTransfer
+	// flushed is the partition's flushed.state (partition_flushed.go).
+	flushed flushedFile
 }
 
 // vsrGroupID is a partition's group id: its ids packed, so that no two
@@ -202,6 +204,11 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	}
 	st.wal = wal
 	g.storage = st
+	if g.clustered && wal == nil && rc.ReplicaCount > 1 {
+		if err := g.loadFlushed(); err != nil {
+			return errors.Join(err, st.close())
+		}
+	}
 	openErr := g.openHost(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes})
 	if errors.Is(openErr, vsr.ErrSuperblockLost) && rc.ReplicaCount == 1 {
 		openErr = g.openSuperblockLostAlone(group.Config{Replica: rc, Partition: cfg, CheckpointEveryOps: checkpointEvery, TransferChunkBytes: transferChunkBytes}) // partition_sblost.go
@@ -302,6 +309,13 @@ func (g *vsrGroup) CarryOut(_ *partition.Machine, e partition.Effect) (uint64, w
 		// The segments miss history: the transfer brings the range from
 		// the machine's (new) first offset.
 		return 0, wire.ErrorCodeOK, nil
+	}
+	if e.Kind == partition.EffectPurged || e.Kind == partition.EffectSegmentsDeleted {
+		// The flushed state names segments these take away.
+		if err := g.dropFlushed(); err != nil {
+			p.fence(err)
+			return 0, wire.ErrCannotDeletePartition, err
+		}
 	}
 	status, err := p.carryOut(e)
 	if err != nil {

@@ -102,6 +102,15 @@ func StoreConsumerOffset(fsys FS, partitionDir string, kind OffsetKind, id uint3
 	return writeFileAtomic(fsys, dir, p, image[:], durable)
 }
 
+// WriteFileAtomic replaces the file p in directory dir with data,
+// durably and crash-atomically, as the offset files are written: p.tmp is
+// written and synced, renamed over p, and dir synced. A crash leaves the
+// old file or the new one, whole (a small state file of the server's:
+// a partition's flushed.state).
+func WriteFileAtomic(fsys FS, dir, p string, data []byte) error {
+	return writeFileAtomic(fsys, dir, p, data, true)
+}
+
 // writeFileAtomic replaces p with data via p.tmp and a rename.
 func writeFileAtomic(fsys FS, dir, p string, data []byte, durable bool) error {
 	if err := fsys.MkdirAll(dir); err != nil {

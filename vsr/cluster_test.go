@@ -175,6 +175,9 @@ type testNode struct {
 	storage *testStorage
 	sm      *testStateMachine
 	down    bool
+	// local, if set, is the replica's LocalCheckpointer from its next
+	// start on (restart.go).
+	local LocalCheckpointer
 }
 
 // testCluster delivers messages and IO completions in FIFO order, so every
@@ -234,6 +237,9 @@ func (c *testCluster) start(i int) {
 	r, err := NewReplica(rc, n.storage, &testNetwork{c, i}, n.sm, &c.clock)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	if n.local != nil {
+		r.SetLocalCheckpointer(n.local)
 	}
 	n.replica = r
 	n.down = false

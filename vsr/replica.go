@@ -117,6 +117,10 @@ type Replica struct {
 	viewChange viewChangeState
 	recovery   recoveryState
 	restart    restartState // restart.go
+	// local is the host's optional source of local checkpoints newer than
+	// the durable one, for a restart of the group only (restart.go,
+	// SetLocalCheckpointer); nil for every other host.
+	local LocalCheckpointer
 	// read is a primary's read rounds (read_index.go).
 	read     readIndex
 	transfer stateTransfer

@@ -50,6 +50,33 @@ package vsr
 // view there. The new view's log starts at the highest checkpoint: every
 // op up to it keeps its number and content, and the ops above it are new.
 //
+// Local checkpoints (LocalCheckpointer, optional, set by the host with
+// SetLocalCheckpointer). A host whose durable checkpoints are sparse (a
+// partition's descriptor, every 256 ops by default) may keep, outside
+// vsr's checkpoint zone, a newer state of its own: a partition's state
+// at its last synced flush. On the restart path only, once every other
+// replica answered that it lost its memory too (maybeRestart), a replica
+// whose host holds one newer than its durable checkpoint first makes it
+// its durable checkpoint, as a state transfer from itself (written,
+// synced, recorded in the superblock, then restored: takeLocalCheckpoint,
+// afterLocalCheckpoint); it answers no Recovery meanwhile. Its restart
+// vote then carries that checkpoint, so the rule above (the primary of a
+// restart view is the replica whose checkpoint is the highest) picks the
+// replica with the highest local checkpoint, and the others catch up to
+// it by state transfer. Why this too loses only what every memory lost:
+// a local checkpoint is of an op its replica applied, so committed, and
+// the host keeps it only while it is a prefix of the history its storage
+// holds (written after the state it names is synced, removed before that
+// storage is cut below it); all of them, and the durable checkpoints,
+// are prefixes of the one committed history, so the highest holds every
+// op any of them holds, with its number and content, and only the ops
+// above it, which were in memory only, are lost. A local checkpoint that
+// does not decode, names another cluster or group, or is no newer than
+// the durable checkpoint is ignored. Outside the restart (a crash of
+// some replicas only) it is never asked for: the peers' logs hold the
+// ops above the durable checkpoint. Without the hook (the kv simulator,
+// persisted groups, groups of one) nothing here changes.
+//
 // Persisted groups never take this path: their journal is on disk, and
 // recovery from the durable log exists. A group of one resumes from its
 // checkpoint at open (resume).
@@ -83,6 +110,94 @@ type restartState struct {
 	// checkpoint below the replica's commit number, for assertInput (the
 	// only input after which the commit number may go down).
 	droppedCommits bool
+	// localInstalling is set while a local checkpoint (LocalCheckpointer)
+	// this replica took towards the restart is being made its durable
+	// checkpoint; once it is, the restart goes on (afterLocalCheckpoint).
+	localInstalling bool
+}
+
+// LocalCheckpointer is an optional hook of a host whose replica's group
+// is replicated (in-memory journal) with peers: it holds, durably, a
+// checkpoint of a state newer than the replica's durable vsr checkpoint
+// (a partition's state at its synced flushed frontier, taken after every
+// flush and kept outside the checkpoint zone). The replica asks for it
+// only on the restart of a group whose every replica lost its memory
+// (maybeRestart), and takes it as its restart log when it is newer than
+// its own checkpoint. A host that has none leaves the hook unset, and the
+// replica behaves as without it.
+type LocalCheckpointer interface {
+	// LocalCheckpoint returns the newest local checkpoint, as
+	// Replica.LocalCheckpointAt encoded it, or nil. The host returns only
+	// bytes it read back and verified after they were synced: a state a
+	// power loss may take is never one to restart the group from. The
+	// replica keeps no reference to the bytes after the call returns.
+	LocalCheckpoint() []byte
+}
+
+// SetLocalCheckpointer gives the replica the host's local checkpoints,
+// before Open; nil (the default) disables them. Only a replicated group
+// with peers uses it (restartable); it is not part of Config, which stays
+// plain data.
+func (r *Replica) SetLocalCheckpointer(l LocalCheckpointer) { r.local = l }
+
+// LocalCheckpointAt encodes, for the host's LocalCheckpointer, a
+// checkpoint of the applied op op whose state machine state (what
+// StateMachine.Restore takes back) the host captured right after op was
+// applied, as CheckpointAt would write it, without writing anything. It
+// returns false when op is not an applied op whose header the log holds
+// or the checkpoint would not fit the checkpoint area.
+func (r *Replica) LocalCheckpointAt(op uint64, state []byte) ([]byte, bool) {
+	if op == 0 || op > r.commitMin || r.stateMissing {
+		return nil, false
+	}
+	h, ok := r.header(op)
+	if !ok {
+		return nil, false
+	}
+	data := r.encodeCheckpointState(h, state)
+	if uint64(len(data)) > r.cfg.checkpointAreaSize() {
+		return nil, false
+	}
+	return data, true
+}
+
+// takeLocalCheckpoint starts making the host's local checkpoint this
+// replica's durable checkpoint, when it is newer, and reports whether it
+// did: the restart then waits for it (afterLocalCheckpoint). It runs only
+// once every other replica answered that it lost its memory too
+// (maybeRestart). The local checkpoint is of an op this replica applied,
+// so committed: installing it is a state transfer from itself.
+func (r *Replica) takeLocalCheckpoint() bool {
+	if r.local == nil || !r.restartable() {
+		return false
+	}
+	data := r.local.LocalCheckpoint()
+	if data == nil {
+		return false
+	}
+	h, err := checkpointHeaderOf(data)
+	if err != nil || h.Cluster != r.cfg.Cluster || h.Group != r.cfg.Group || h.Op <= r.checkpointOp ||
+		uint64(len(data)) > r.cfg.checkpointAreaSize() {
+		return false
+	}
+	data = append([]byte(nil), data...)
+	r.restart.localInstalling = true
+	r.transfer.installing = true
+	r.writeCheckpoint(h, data, true)
+	return true
+}
+
+// afterLocalCheckpoint goes on with the restart once the local checkpoint
+// it took is durable and restored (finishTransfer): the answers it holds
+// still say that every other replica lost its memory.
+func (r *Replica) afterLocalCheckpoint() {
+	if !r.restart.localInstalling || r.transfer.installing {
+		return
+	}
+	r.restart.localInstalling = false
+	if r.status == StatusRecovering && r.restart.nonce == r.recovery.nonce {
+		r.maybeRestart()
+	}
 }
 
 // restartable reports whether the replica's group may restart from its
@@ -194,6 +309,9 @@ func (r *Replica) maybeRestart() {
 		} else {
 			view = max(view, a.View+1)
 		}
+	}
+	if r.takeLocalCheckpoint() {
+		return
 	}
 	r.restart = restartState{nonce: r.recovery.nonce, active: true, droppedCommits: r.commitMax > r.commitMin}
 	r.recovery.responses = [ReplicaCountMax]*Message{}

@@ -289,6 +289,7 @@ func (r *Replica) onSuperblockDurable() {
 		r.sb.checkpoint = nil
 		if c.transferred {
 			r.finishTransfer(c.data)
+			r.afterLocalCheckpoint() // restart.go
 		}
 		if r.cfg.ReleaseApplied {
 			// No peer asks a group of one for an op its checkpoint covers:

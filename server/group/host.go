@@ -254,6 +254,8 @@ type Host struct {
 	// superblock may not be durable yet).
 	candidate checkpointCandidate
 	written   uint64
+	// flushed is the partition's flushed state (flushed.go).
+	flushed flushedState
 	// reads are the reads admitted by the replica's read index, waiting
 	// for their round and op (Read); ticks counts Tick, for their timeout
 	// and the segment transfer's.
@@ -335,6 +337,7 @@ func New(cfg Config, b Binding) (*Host, error) {
 		return nil, fmt.Errorf("group %d: %w", cfg.Replica.Group, err)
 	}
 	h.replica = r
+	h.setUpFlushed()
 	return h, nil
 }
 
@@ -539,6 +542,7 @@ func (h *Host) afterInput() {
 		h.replica.SetAbdicating(h.Err() != nil || h.bindingFenced)
 	}
 	h.serveReads()
+	h.storeFlushed()
 	c := &h.candidate
 	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {
 		// The replica needs a checkpoint now (its journal bytes, or its
@@ -773,6 +777,7 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 	}
 	reply := h.machine.Apply(op, timestamp, operation, body)
 	out := applyOutcome{op: op, code: replyStatus(operation, reply)}
+	flushed := false
 	if resetErr != nil {
 		out.code, out.err = wire.ErrCannotSaveMessagesToSegment, resetErr
 	}
@@ -789,6 +794,7 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 			continue
 		}
 		ticket, code, err := h.b.Effects.CarryOut(h.machine, e)
+		flushed = flushed || flushesSegments(e)
 		if err != nil && out.err == nil {
 			out.code, out.err = code, fmt.Errorf("group %d: op %d: effect %d: %w", h.cfg.Replica.Group, op, e.Kind, err)
 		}
@@ -805,6 +811,7 @@ func (a *machineAdapter) Apply(op, timestamp uint64, operation uint8, body []byt
 		h.observer.AfterApply(op, operation, body, out.code)
 	}
 	h.considerCheckpoint(op, false)
+	h.considerFlushed(op, flushed)
 	return reply
 }
 
@@ -822,6 +829,7 @@ func (a *machineAdapter) Restore(data []byte) error {
 	if err := a.h.machine.Restore(data); err != nil {
 		return err
 	}
+	a.h.dropFlushedCandidate()
 	_ = a.reset() // recorded in h.failed
 	return nil
 }
