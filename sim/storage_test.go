@@ -191,3 +191,26 @@ func fmtInts(a []int) string {
 	}
 	return b.String()
 }
+
+// TestStorageShadowKeepsAMisdirectedWriteAPowerLossKept: a misdirected,
+// unsynced superblock write that a power loss happens to keep is, for the
+// checkers' shadow layer, durable at the place it was meant to go (seed
+// 41985: the shadow lost it, and the replica, which read the kept copy
+// back at its restart, was judged to ack from a view its superblock did
+// not hold).
+func TestStorageShadowKeepsAMisdirectedWriteAPowerLossKept(t *testing.T) {
+	p := QuietParams(6, 3, 1, DurabilityPersisted)
+	p.MisdirectPPM = PPM
+	p.UnsyncedKeepPPM = PPM
+	p.StorageFaultyReplica = []int{0}
+	s, now := testStorage(t, &p, 0)
+	s.Write(vsr.ZoneSuperblock, 0, sectors(1, 's'), func(error) {})
+	settle(s, now)
+	if s.Counters.MisdirectedWrite != 1 {
+		t.Fatalf("write was not misdirected (counter %d)", s.Counters.MisdirectedWrite)
+	}
+	s.Crash(true)
+	if got := s.durableSector(vsr.ZoneSuperblock, 0); len(got) == 0 || got[0] != 's' {
+		t.Fatalf("the shadow's copy 0 after the power loss kept the write: %q, want the write", got[:min(len(got), 8)])
+	}
+}
