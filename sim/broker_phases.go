@@ -52,6 +52,7 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 	}
 	node.up = false
 	node.gen++
+	w.answers.OnCrash(i)
 	for g := 0; g < w.groups; g++ {
 		node.hosts[g] = nil
 		node.storages[g].Crash(powerLoss)

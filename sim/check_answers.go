@@ -1,0 +1,93 @@
+package sim
+
+import "fmt"
+
+// AnswerChecker checks the group host's promise that every request it
+// accepts gets an answer (PROTOCOL.md: a reply, or 57, 58, 59 and the
+// other codes; never a silent drop): every send or offset store a client's
+// connection submits to a node's host (Host.Submit) and every read it
+// hands the host's read index (Host.Read) is answered, a reply or an error
+// code, within the host's own bound of ticks: its request timeout
+// (Host.RequestTimeoutTicks) for a submitted request, the normal
+// heartbeat timeout for a read (Host.Read's), plus answerSlackTicks. A
+// request whose node crashed meanwhile is forgotten: it went with the
+// process, and so did the client's connection.
+//
+// The answer is taken where the host gives it (group.Replies.Deliver, the
+// read's done), not where the client receives it: the network may lose
+// it, and the client's own timeout covers that. The checker keeps its
+// requests in submission order, so a failure names the oldest first and a
+// run stays deterministic.
+type AnswerChecker struct {
+	pending []pendingAnswer
+	// answered counts the requests answered, forgotten those whose node
+	// crashed before it answered them.
+	answered, forgotten uint64
+	// waitedMax is the longest wait of an answered request, in ticks.
+	waitedMax uint64
+}
+
+// answerSlackTicks is the checker's slack over a host's bound: a request
+// submitted during tick t waits from the host's tick count then, and the
+// host ticks once per world tick.
+const answerSlackTicks = 1
+
+// pendingAnswer is a request a host owes an answer.
+type pendingAnswer struct {
+	node, group, client int
+	request             uint64
+	op                  brokerOp
+	tick                uint64 // the world tick it was submitted in
+	bound               uint64 // the host's bound, in ticks
+}
+
+// OnSubmit notes a request handed to node's host of group at tick now,
+// which owes an answer within bound ticks.
+func (k *AnswerChecker) OnSubmit(node, group, client int, request uint64, op brokerOp, now, bound uint64) {
+	k.pending = append(k.pending, pendingAnswer{node: node, group: group, client: client, request: request, op: op, tick: now, bound: bound + answerSlackTicks})
+}
+
+// OnAnswer notes node's host of group answering client's request at tick
+// now. An answer nobody waits for (a duplicate the host should not give)
+// is not this checker's concern.
+func (k *AnswerChecker) OnAnswer(node, group, client int, request uint64, now uint64) {
+	for i, p := range k.pending {
+		if p.node == node && p.group == group && p.client == client && p.request == request {
+			k.answered++
+			k.waitedMax = max(k.waitedMax, now-p.tick)
+			k.pending = append(k.pending[:i], k.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// OnCrash forgets node's requests: they went with its process.
+func (k *AnswerChecker) OnCrash(node int) {
+	kept := k.pending[:0]
+	for _, p := range k.pending {
+		if p.node == node {
+			k.forgotten++
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(k.pending[len(kept):])
+	k.pending = kept
+}
+
+// Check returns an error naming the first request (in submission order)
+// that has waited past its bound at tick now; describe, if not nil, adds
+// the state of the host that owes the answer.
+func (k *AnswerChecker) Check(now uint64, describe func(node, group int) string) error {
+	for _, p := range k.pending {
+		if now-p.tick > p.bound {
+			state := ""
+			if describe != nil {
+				state = describe(p.node, p.group)
+			}
+			return fmt.Errorf("node %d group %d never answered client %d's %s request %d: submitted at tick %d, unanswered after %d ticks (the host's bound %d ticks, slack included)%s",
+				p.node, p.group, p.client, brokerOpNames[p.op], p.request, p.tick, now-p.tick, p.bound, state)
+		}
+	}
+	return nil
+}
