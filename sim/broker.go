@@ -296,6 +296,7 @@ func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*broker
 		w.unhealthy = append(w.unhealthy, make([]bool, n))
 		w.lastStartView = append(w.lastStartView, make([]uint64, n))
 	}
+	w.answers.init(n, w.groups)
 	w.lostMemory = make([]string, w.groups)
 	w.lostAll = make([]bool, w.groups)
 	w.lostAt = make([]uint64, w.groups)
@@ -549,6 +550,7 @@ func (w *brokerWorld) Tick() {
 				break
 			}
 			r := h.Replica()
+			w.answers.OnCommitNumber(i, g, r.CommitNumber(), w.now)
 			w.commits[g].Scan(i, r)
 			w.commitMax[g] = max(w.commitMax[g], r.CommitNumber())
 			if err := h.Err(); err != nil {
@@ -829,7 +831,7 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	if req.op == brokerPoll || req.op == brokerReadOffset {
 		bound = max(w.configs[i][req.group].Replica.NormalHeartbeatTimeoutTicks, 1) // Host.Read's timeout
 	}
-	w.answers.OnSubmit(i, req.group, req.client, req.request, req.op, w.now, bound)
+	w.answers.OnSubmit(i, req.group, req.client, req.request, req.op, w.now, bound, req.op == brokerSend || req.op == brokerStore)
 	switch req.op {
 	case brokerSend:
 		h.Submit(id, req.request, partition.OperationSendMessages, req.body)

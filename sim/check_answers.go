@@ -7,10 +7,17 @@ import "fmt"
 // other codes; never a silent drop): every send or offset store a client's
 // connection submits to a node's host (Host.Submit) and every read it
 // hands the host's read index (Host.Read) is answered, a reply or an error
-// code, within the host's own bound of ticks: its request timeout
-// (Host.RequestTimeoutTicks) for a submitted request, the normal
-// heartbeat timeout for a read (Host.Read's), plus answerSlackTicks. A
-// request whose node crashed meanwhile is forgotten: it went with the
+// code, within the host's own bound of ticks, plus answerSlackTicks:
+//
+//   - a read within the normal heartbeat timeout of its call (Host.Read's);
+//   - a submitted request within the request timeout
+//     (Host.RequestTimeoutTicks) of the later of its call and the last
+//     tick the host's replica changed its commit number, as the checker
+//     sees it after each host tick (a primary that commits keeps its
+//     waiters: the queue ahead of them is bounded and each commit moves
+//     it; one that commits nothing, cut off or failed, answers).
+//
+// A request whose node crashed meanwhile is forgotten: it went with the
 // process, and so did the client's connection.
 //
 // The answer is taken where the host gives it (group.Replies.Deliver, the
@@ -25,6 +32,27 @@ type AnswerChecker struct {
 	answered, forgotten uint64
 	// waitedMax is the longest wait of an answered request, in ticks.
 	waitedMax uint64
+	// commits[node][group] is the commit number the checker last saw
+	// there, progressAt the tick it changed.
+	commits, progressAt [][]uint64
+}
+
+// init sizes the checker for nodes nodes of groups groups.
+func (k *AnswerChecker) init(nodes, groups int) {
+	k.commits = make([][]uint64, nodes)
+	k.progressAt = make([][]uint64, nodes)
+	for i := range k.commits {
+		k.commits[i] = make([]uint64, groups)
+		k.progressAt[i] = make([]uint64, groups)
+	}
+}
+
+// OnCommitNumber notes node's host of group at commit number commit after
+// its tick at now.
+func (k *AnswerChecker) OnCommitNumber(node, group int, commit, now uint64) {
+	if k.commits[node][group] != commit {
+		k.commits[node][group], k.progressAt[node][group] = commit, now
+	}
 }
 
 // answerSlackTicks is the checker's slack over a host's bound: a request
@@ -39,12 +67,17 @@ type pendingAnswer struct {
 	op                  brokerOp
 	tick                uint64 // the world tick it was submitted in
 	bound               uint64 // the host's bound, in ticks
+	// progress: the bound runs from the host's last commit too (a
+	// submitted request, not a read).
+	progress bool
 }
 
 // OnSubmit notes a request handed to node's host of group at tick now,
-// which owes an answer within bound ticks.
-func (k *AnswerChecker) OnSubmit(node, group, client int, request uint64, op brokerOp, now, bound uint64) {
-	k.pending = append(k.pending, pendingAnswer{node: node, group: group, client: client, request: request, op: op, tick: now, bound: bound + answerSlackTicks})
+// which owes an answer within bound ticks (of the host's last commit too,
+// with progress).
+func (k *AnswerChecker) OnSubmit(node, group, client int, request uint64, op brokerOp, now, bound uint64, progress bool) {
+	k.pending = append(k.pending, pendingAnswer{node: node, group: group, client: client, request: request, op: op, tick: now,
+		bound: bound + answerSlackTicks, progress: progress})
 }
 
 // OnAnswer notes node's host of group answering client's request at tick
@@ -63,6 +96,7 @@ func (k *AnswerChecker) OnAnswer(node, group, client int, request uint64, now ui
 
 // OnCrash forgets node's requests: they went with its process.
 func (k *AnswerChecker) OnCrash(node int) {
+	clear(k.commits[node])
 	kept := k.pending[:0]
 	for _, p := range k.pending {
 		if p.node == node {
@@ -80,13 +114,18 @@ func (k *AnswerChecker) OnCrash(node int) {
 // the state of the host that owes the answer.
 func (k *AnswerChecker) Check(now uint64, describe func(node, group int) string) error {
 	for _, p := range k.pending {
-		if now-p.tick > p.bound {
+		from, since := p.tick, ""
+		if p.progress && k.progressAt[p.node][p.group] > from {
+			from = k.progressAt[p.node][p.group]
+			since = fmt.Sprintf(", its last commit at tick %d", from)
+		}
+		if now-from > p.bound {
 			state := ""
 			if describe != nil {
 				state = describe(p.node, p.group)
 			}
-			return fmt.Errorf("node %d group %d never answered client %d's %s request %d: submitted at tick %d, unanswered after %d ticks (the host's bound %d ticks, slack included)%s",
-				p.node, p.group, p.client, brokerOpNames[p.op], p.request, p.tick, now-p.tick, p.bound, state)
+			return fmt.Errorf("node %d group %d never answered client %d's %s request %d: submitted at tick %d%s, unanswered after %d ticks (the host's bound %d ticks, slack included)%s",
+				p.node, p.group, p.client, brokerOpNames[p.op], p.request, p.tick, since, now-p.tick, p.bound, state)
 		}
 	}
 	return nil

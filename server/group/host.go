@@ -88,9 +88,11 @@ type Config struct {
 	// (Replica.MessageSizeMax).
 	TransferChunkBytes int
 	// RequestTimeoutTicks bounds how long a submitted request waits for
-	// its answer (waiters.go): one not answered by then is answered 57
-	// (TransientNotCommitted) and forgotten. Zero means
-	// RequestTimeoutTicksDefault normal heartbeat timeouts.
+	// its answer while its replica commits nothing (waiters.go): a
+	// request that waited that long, with the replica's commit number
+	// unchanged all the while, is answered 57 (TransientNotCommitted)
+	// and forgotten. Zero means RequestTimeoutTicksDefault normal
+	// heartbeat timeouts.
 	RequestTimeoutTicks uint64
 }
 
@@ -271,6 +273,10 @@ type Host struct {
 	// waiters are the submitted requests not answered yet (waiters.go);
 	// Invariant: at most WaitersMax, in submission order.
 	waiters waiterTable
+	// commitSeen is the replica's commit number after the last input,
+	// progressAt the tick count when it last changed (the request
+	// timeout runs from the later of a request's submission and that).
+	commitSeen, progressAt uint64
 	// timedOut counts the requests answered 57 by the request timeout,
 	// failedAnswers those answered because the replica failed, and
 	// unowed the replies of vsr no waiter took.
@@ -458,8 +464,8 @@ func (h *Host) TicksUntilDue() uint64 {
 	due := h.replica.TicksUntilDue()
 	if since, ok := h.waiters.oldestSince(); ok {
 		// The oldest waiter expires at the Tick that makes ticks reach
-		// since + RequestTimeoutTicks.
-		expiry := since + h.cfg.RequestTimeoutTicks
+		// its deadline (expireWaiters).
+		expiry := max(since, h.progressAt) + h.cfg.RequestTimeoutTicks
 		due = min(due, max(expiry-min(expiry, h.ticks), 1))
 	}
 	return due
@@ -541,11 +547,16 @@ func (h *Host) deliver(checksum vsr.Uint128, r Reply) {
 }
 
 // expireWaiters answers 57 every request that waited the request timeout
-// (waiters.go): its primary did not commit it in that time (cut off from
-// its backups, or stalled), and the client retries the same request.
+// while the replica committed nothing (waiters.go): its primary cannot
+// commit (cut off from its backups, or stalled), and the client retries
+// the same request. A primary that commits, however slowly, keeps its
+// waiters: answering them would only have their clients retry into the
+// back of the same queue, behind the requests that timed out, which vsr
+// still prepares (the broker simulator's seed 339 livelocked so, with
+// a fixed timeout, eight clients on a slow path).
 func (h *Host) expireWaiters() {
-	if h.ticks < h.cfg.RequestTimeoutTicks {
-		return
+	if h.ticks < h.cfg.RequestTimeoutTicks || h.ticks-h.cfg.RequestTimeoutTicks < h.progressAt {
+		return // committed within the timeout
 	}
 	for _, w := range h.waiters.takeExpired(h.ticks - h.cfg.RequestTimeoutTicks) {
 		h.timedOut++
@@ -587,8 +598,9 @@ func (h *Host) answerWaiter(w waiter, d vsr.Disposition) {
 func (h *Host) Waiting() int { return h.waiters.len() }
 
 // RequestTimeoutTicks returns the request timeout: every submitted
-// request is answered within that many ticks of its Submit, unless the
-// host is dropped (a crash, a close).
+// request is answered within that many ticks of the later of its Submit
+// and the replica's last progress (an input that changed its commit
+// number), unless the host is dropped (a crash, a close).
 func (h *Host) RequestTimeoutTicks() uint64 { return h.cfg.RequestTimeoutTicks }
 
 // AnswerCounters returns the requests answered 57 by the request timeout,
@@ -640,6 +652,9 @@ func (h *Host) afterInput() {
 		// safe). It still acks and votes; its repair (transfer.go) lifts
 		// the fence.
 		h.replica.SetAbdicating(h.Err() != nil || h.bindingFenced)
+	}
+	if c := h.replica.CommitNumber(); c != h.commitSeen {
+		h.commitSeen, h.progressAt = c, h.ticks
 	}
 	h.answerWaitersFailed()
 	h.serveReads()

@@ -11,10 +11,14 @@ import "github.com/stratabroker/strata/vsr"
 // storage failed (it stops, Replica.Err). The host keeps a waiter for
 // every submitted request and answers the ones vsr does not:
 //
-//   - a waiter older than the request timeout (Config.RequestTimeoutTicks)
-//     is answered 57 (TransientNotCommitted: the outcome is not known,
-//     retry the same request) and forgotten; vsr may still commit the op,
-//     at most once more than the client retries it (at-least-once);
+//   - a waiter that waited the request timeout (Config.RequestTimeoutTicks)
+//     while the replica committed nothing is answered 57
+//     (TransientNotCommitted: the outcome is not known, retry the same
+//     request) and forgotten; vsr may still commit the op, once more than
+//     the client retries it (at-least-once). A replica that commits keeps
+//     its waiters however long they wait: the queue ahead of them is
+//     bounded (the pipeline and the request queue), and every commit
+//     moves it;
 //   - a host whose replica failed answers every waiter 57 at once.
 //
 // A reply from vsr that finds no waiter is dropped: its request was
