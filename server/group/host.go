@@ -278,9 +278,9 @@ type Host struct {
 	// timeout runs from the later of a request's submission and that).
 	commitSeen, progressAt uint64
 	// timedOut counts the requests answered 57 by the request timeout,
-	// failedAnswers those answered because the replica failed, and
-	// unowed the replies of vsr no waiter took.
-	timedOut, failedAnswers, unowed uint64
+	// orphans those answered because the replica failed or left its
+	// view (answerOrphans), and unowed the replies of vsr no waiter took.
+	timedOut, orphans, unowed uint64
 }
 
 // SetFenced tells the host whether the binding fenced the partition
@@ -575,16 +575,36 @@ func (h *Host) expireWaiters() {
 	}
 }
 
-// answerWaitersFailed answers every waiter whose reply is not held for a
-// sync once the replica failed (vsr.Replica.Err): a failed replica stops
-// and never answers its pipeline. The held replies come with their sync.
-func (h *Host) answerWaitersFailed() {
-	if h.replica.Err() == nil || h.waiters.len() == 0 {
+// answerOrphans answers every waiter vsr will not answer, but for those
+// whose reply is held for a sync (they come with their sync, or at the
+// timeout):
+//   - once the replica failed (vsr.Replica.Err), 57 (DispositionDropped):
+//     a failed replica stops and never answers its pipeline;
+//   - once it is no longer a primary in normal status, 57
+//     (DispositionViewChange): vsr answers the requests it queued and the
+//     prepares it made above its commit number as it leaves its view
+//     (abandonRequests), but not one whose op it knew committed and had
+//     not applied yet (the broker simulator's seed 674: a primary at
+//     commit 11 of 16 started a view change; the send of op 12..16
+//     applied later, on a backup, which answers no client). A request
+//     submitted to a replica that is not the primary is answered inside
+//     Submit, so every waiter left there is such an orphan.
+func (h *Host) answerOrphans() {
+	if h.waiters.len() == 0 {
+		return
+	}
+	d := vsr.DispositionNone
+	switch {
+	case h.replica.Err() != nil:
+		d = vsr.DispositionDropped
+	case !h.replica.Primary():
+		d = vsr.DispositionViewChange
+	default:
 		return
 	}
 	for _, w := range h.waiters.takeUnheld() {
-		h.failedAnswers++
-		h.answerWaiter(w, vsr.DispositionDropped)
+		h.orphans++
+		h.answerWaiter(w, d)
 	}
 }
 
@@ -604,10 +624,11 @@ func (h *Host) Waiting() int { return h.waiters.len() }
 func (h *Host) RequestTimeoutTicks() uint64 { return h.cfg.RequestTimeoutTicks }
 
 // AnswerCounters returns the requests answered 57 by the request timeout,
-// those answered because the replica failed, and the replies of vsr that
-// found no waiter (answered already, or submitted to another replica).
-func (h *Host) AnswerCounters() (timedOut, failed, unowed uint64) {
-	return h.timedOut, h.failedAnswers, h.unowed
+// those answered because the replica failed or left its view
+// (orphans vsr does not answer), and the replies of vsr that found no
+// waiter (answered already, or submitted to another replica).
+func (h *Host) AnswerCounters() (timedOut, orphans, unowed uint64) {
+	return h.timedOut, h.orphans, h.unowed
 }
 
 // EffectsDurable reports that the binding's sync ticket (and every lower
@@ -656,7 +677,7 @@ func (h *Host) afterInput() {
 	if c := h.replica.CommitNumber(); c != h.commitSeen {
 		h.commitSeen, h.progressAt = c, h.ticks
 	}
-	h.answerWaitersFailed()
+	h.answerOrphans()
 	h.serveReads()
 	c := &h.candidate
 	if !c.set && h.failed == nil && h.missing == nil && h.replica.CheckpointWanted() && h.replica.CommitNumber() > h.written && !h.replica.Behind() {

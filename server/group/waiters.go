@@ -19,7 +19,10 @@ import "github.com/stratabroker/strata/vsr"
 //     its waiters however long they wait: the queue ahead of them is
 //     bounded (the pipeline and the request queue), and every commit
 //     moves it;
-//   - a host whose replica failed answers every waiter 57 at once.
+//   - a host whose replica failed answers every waiter 57 at once, and so
+//     does one whose replica is no longer the primary: vsr abandons the
+//     requests it queued and prepared as it leaves its view, but not one
+//     whose op it knew committed and had not applied (Host.answerOrphans).
 //
 // A reply from vsr that finds no waiter is dropped: its request was
 // answered already (it timed out), or was submitted to another replica of
