@@ -487,14 +487,25 @@ func (w *brokerWorld) host(i, g int) *group.Host {
 // describeHost says what node i's host of group g is doing, for the
 // answers checker's failure.
 func (w *brokerWorld) describeHost(i, g int) string {
-	h := w.host(i, g)
-	if h == nil {
-		return "; the node is down"
+	var r *vsr.Replica
+	var hostErr error
+	id := uint64(g)
+	if g == brokerMetaGroup {
+		h := w.meta.host(i)
+		if h == nil {
+			return "; the node is down"
+		}
+		r, hostErr, id = h.Replica(), h.Err(), group.MetaGroupID
+	} else {
+		h := w.host(i, g)
+		if h == nil {
+			return "; the node is down"
+		}
+		r, hostErr = h.Replica(), h.Err()
 	}
-	r := h.Replica()
 	return fmt.Sprintf("; the host: %s view %d primary %v op %d commit %d/%d, replica error %v, host error %v, primary of its view %d",
-		r.Status(), r.View(), r.Primary(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), r.Err(), h.Err(),
-		vsr.PrimaryIndex(r.View(), uint64(g), uint8(w.n)))
+		r.Status(), r.View(), r.Primary(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), r.Err(), hostErr,
+		vsr.PrimaryIndex(r.View(), id, uint8(w.n)))
 }
 
 // primaryOf returns the node that is group g's primary (normal status) in

@@ -37,21 +37,32 @@ type AnswerChecker struct {
 	commits, progressAt [][]uint64
 }
 
-// init sizes the checker for nodes nodes of groups groups.
+// init sizes the checker for nodes nodes of groups partition groups and
+// the metadata group (brokerMetaGroup).
 func (k *AnswerChecker) init(nodes, groups int) {
 	k.commits = make([][]uint64, nodes)
 	k.progressAt = make([][]uint64, nodes)
 	for i := range k.commits {
-		k.commits[i] = make([]uint64, groups)
-		k.progressAt[i] = make([]uint64, groups)
+		k.commits[i] = make([]uint64, groups+1)
+		k.progressAt[i] = make([]uint64, groups+1)
 	}
+}
+
+// slot is group's index in commits and progressAt: the metadata group
+// (brokerMetaGroup) is the last.
+func (k *AnswerChecker) slot(node, group int) int {
+	if group == brokerMetaGroup {
+		return len(k.commits[node]) - 1
+	}
+	return group
 }
 
 // OnCommitNumber notes node's host of group at commit number commit after
 // its tick at now.
 func (k *AnswerChecker) OnCommitNumber(node, group int, commit, now uint64) {
-	if k.commits[node][group] != commit {
-		k.commits[node][group], k.progressAt[node][group] = commit, now
+	g := k.slot(node, group)
+	if k.commits[node][g] != commit {
+		k.commits[node][g], k.progressAt[node][g] = commit, now
 	}
 }
 
@@ -94,6 +105,22 @@ func (k *AnswerChecker) OnAnswer(node, group, client int, request uint64, now ui
 	}
 }
 
+// OnEvicted notes node's host of group evicting client (Iggy's Eviction
+// NoSession): it answers whatever request of the client is in flight.
+func (k *AnswerChecker) OnEvicted(node, group, client int, now uint64) {
+	kept := k.pending[:0]
+	for _, p := range k.pending {
+		if p.node == node && p.group == group && p.client == client {
+			k.answered++
+			k.waitedMax = max(k.waitedMax, now-p.tick)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(k.pending[len(kept):])
+	k.pending = kept
+}
+
 // OnCrash forgets node's requests: they went with its process.
 func (k *AnswerChecker) OnCrash(node int) {
 	clear(k.commits[node])
@@ -115,8 +142,8 @@ func (k *AnswerChecker) OnCrash(node int) {
 func (k *AnswerChecker) Check(now uint64, describe func(node, group int) string) error {
 	for _, p := range k.pending {
 		from, since := p.tick, ""
-		if p.progress && k.progressAt[p.node][p.group] > from {
-			from = k.progressAt[p.node][p.group]
+		if at := k.progressAt[p.node][k.slot(p.node, p.group)]; p.progress && at > from {
+			from = at
 			since = fmt.Sprintf(", its last commit at tick %d", from)
 		}
 		if now-from > p.bound {
@@ -124,8 +151,12 @@ func (k *AnswerChecker) Check(now uint64, describe func(node, group int) string)
 			if describe != nil {
 				state = describe(p.node, p.group)
 			}
-			return fmt.Errorf("node %d group %d never answered client %d's %s request %d: submitted at tick %d%s, unanswered after %d ticks (the host's bound %d ticks, slack included)%s",
-				p.node, p.group, p.client, brokerOpNames[p.op], p.request, p.tick, since, now-p.tick, p.bound, state)
+			group, op := fmt.Sprintf("group %d", p.group), brokerOpNames[p.op]
+			if p.group == brokerMetaGroup {
+				group, op = "the metadata group", "metadata"
+			}
+			return fmt.Errorf("node %d %s never answered client %d's %s request %d: submitted at tick %d%s, unanswered after %d ticks (the host's bound %d ticks, slack included)%s",
+				p.node, group, p.client, op, p.request, p.tick, since, now-p.tick, p.bound, state)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/vsr"
 )
@@ -185,5 +186,48 @@ func TestHeldReplyAnsweredAtTheTimeout(t *testing.T) {
 	// The group goes on.
 	if base := w.sendCommitted(1); base != 16 {
 		t.Fatalf("next send at %d, want 16", base)
+	}
+}
+
+// TestCutOffMetaPrimaryAnswers57: the metadata group's host keeps waiters
+// too. The primary of view 0 of a three-replica metadata group that hears
+// from no peer (cut off) prepares a register it can never commit; it is
+// answered 57 once it waited the request timeout, exactly once.
+func TestCutOffMetaPrimaryAnswers57(t *testing.T) {
+	primary := vsr.PrimaryIndex(0, group.MetaGroupID, 3)
+	cfg := vsr.DefaultConfig(0, 3, primary)
+	cfg.Durability = vsr.Persisted
+	cfg.JournalSlots = 32
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	loop := &[]func(){}
+	n := openMetaNode(t, cfg, newMemStorage(&cfg, loop), loop)
+	h := n.host
+	if !h.Replica().Primary() {
+		t.Fatalf("replica %d is not the primary of view 0: %s", primary, h.Replica().Status())
+	}
+	client := vsr.Uint128{Lo: 7}
+	h.SubmitRequest(group.MetaRequest{Client: client, Operation: group.OperationRegister})
+	n.run()
+	if len(n.replies) != 0 || h.Waiting() != 1 {
+		t.Fatalf("answered at once: %v (waiting %d)", n.replies, h.Waiting())
+	}
+	timeout := int(h.RequestTimeoutTicks())
+	for range timeout - 1 {
+		h.Tick()
+		n.run()
+	}
+	if len(n.replies) != 0 {
+		t.Fatalf("answered before the timeout: %v", n.replies)
+	}
+	h.Tick()
+	n.run()
+	r, ok := n.replies[0]
+	if !ok || len(n.replies) != 1 || r.Code != wire.ErrTransientNotCommitted || r.Operation != group.OperationRegister || r.Client != client {
+		t.Fatalf("after the timeout: %v, want one 57 to the register", n.replies)
+	}
+	if timedOut, _ := h.AnswerCounters(); timedOut != 1 || h.Waiting() != 0 {
+		t.Fatalf("timed out %d, waiting %d", timedOut, h.Waiting())
 	}
 }

@@ -80,6 +80,28 @@ func (t *waiterTable) find(client vsr.Uint128, request uint64, checksum vsr.Uint
 	return -1
 }
 
+// findRequest returns the index of the first waiter of client's request,
+// whatever its checksum, or -1 (the metadata plane: a duplicate's cached
+// reply carries the checksum of the request that committed).
+func (t *waiterTable) findRequest(client vsr.Uint128, request uint64) int {
+	for i := range t.list {
+		if w := &t.list[i]; w.client == client && w.request == request {
+			return i
+		}
+	}
+	return -1
+}
+
+// findClient returns the index of the first waiter of client, or -1.
+func (t *waiterTable) findClient(client vsr.Uint128) int {
+	for i := range t.list {
+		if t.list[i].client == client {
+			return i
+		}
+	}
+	return -1
+}
+
 // remove forgets the waiter at i, keeping the order of the others.
 func (t *waiterTable) remove(i int) {
 	copy(t.list[i:], t.list[i+1:])
