@@ -304,19 +304,18 @@ func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operatio
 	if visible == vsr.OperationRegister {
 		visible = OperationRegister
 	}
-	if h.cfg.Replica.ReplicaCount > 1 {
-		// A group of one commits or fails (its binding answers every
-		// waiter of a failed group), and production does not tick it:
-		// only a replicated group keeps waiters (Tick).
-		if h.waiters.len() >= WaitersMax {
-			h.b.Replies.Deliver(Reply{Client: client, Request: request, Operation: visible,
-				Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
-			return
-		}
-		// The waiter goes in before the replica sees the request: vsr
-		// may answer inside Request.
-		h.waiters.add(waiter{client: client, request: request, operation: visible, checksum: m.Checksum, since: h.ticks})
+	if h.waiters.len() >= WaitersMax {
+		h.b.Replies.Deliver(Reply{Client: client, Request: request, Operation: visible,
+			Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
+		return
 	}
+	// The waiter goes in before the replica sees the request: vsr may
+	// answer inside Request. A binding that never ticks the host (the
+	// server's metadata group of one) gets no timeouts; its waiters go
+	// with their answers all the same (a group of one answers every
+	// request it prepares, unless its storage failed, and then the
+	// binding answers its own waiters).
+	h.waiters.add(waiter{client: client, request: request, operation: visible, checksum: m.Checksum, since: h.ticks})
 	wasSubmitting := h.submitting
 	if !wasSubmitting {
 		h.submitting, h.appliedBefore = true, h.replica.CommitNumber()
