@@ -348,7 +348,7 @@ type crashReplica struct {
 
 type nopNetwork struct{}
 
-func (nopNetwork) SendToReplica(uint8, *vsr.Message)       {}
+func (nopNetwork) SendToReplica(uint8, *vsr.Message)      {}
 func (nopNetwork) SendToClient(vsr.Uint128, *vsr.Message) {}
 
 type nopMachine struct{}
