@@ -161,6 +161,7 @@ func (s *Server) startReplicaPlane() {
 	if interval <= 0 {
 		interval = clusterTickDefault
 	}
+	s.plane.tickShard = s.superblocks.tick
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	s.replicaStop, s.replicaStopped = stop, stopped
 	go func() {
@@ -186,6 +187,10 @@ func (s *Server) stopReplicaPlane() {
 	close(s.replicaStop)
 	<-s.replicaStopped
 	s.replicaStop = nil
+	// The superblock syncs no tick starts any more start on their own.
+	for _, owner := range s.shards {
+		_ = owner.Submit(func() { s.superblocks.untick(owner) })
+	}
 }
 
 // tickGroups runs one tick of the replica plane: the last tick's

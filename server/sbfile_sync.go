@@ -4,14 +4,19 @@ import "fmt"
 
 // superblockSyncer coalesces the superblock syncs of a shard's groups: a
 // vsr.Storage Sync that must cover a superblock slot write joins the next
-// fdatasync of the node's superblock file on this shard, which one shard
-// task runs for every group that asked meanwhile (a view change of every
-// group: one sync per shard and round of the protocol, not one per group
-// and step). It is a group commit: at most one sync in flight (on the
-// shard's ring when it has one, else in place) and the requests that came
-// after it started wait for the next, which starts when it ends. A
-// request's completion runs on the shard, never inside the call that
-// made it (submit's callers hand completions to their host loop).
+// fdatasync of the node's superblock file on this shard, which runs once
+// for every group that asked meanwhile (a view change of every group: one
+// sync per shard and tick, not one per group and step). It is a group
+// commit: at most one sync in flight (on the shard's ring when it has
+// one, else in place); the requests that came after it started wait for
+// the next. On a cluster's shard, once the replica plane ticks it, the
+// next sync starts in the shard's tick task (per node and tick, as the
+// commit announcements: tick), so that the view changes of all its
+// groups in one tick share it; otherwise (a group of one, or no ticks)
+// in a task queued behind those on the shard's inbox, or when the
+// running sync ends. A request's completion runs on the shard, never
+// inside the call that made it (submit's callers hand completions to
+// their host loop).
 //
 // Only the owning shard's goroutine touches it.
 type superblockSyncer struct {
@@ -20,8 +25,8 @@ type superblockSyncer struct {
 	// (Invariant: inflight is empty unless running).
 	pending, inflight []func(error)
 	// running: a sync is in flight; scheduled: a flush task is queued on
-	// the shard.
-	running, scheduled bool
+	// the shard; ticked: the replica plane's tick task flushes.
+	running, scheduled, ticked bool
 	flushFn            func()
 	syncedFn           func(error)
 	// syncs counts the file syncs run, requests the syncs asked for.
@@ -46,7 +51,7 @@ func (c *superblockSyncer) submit(done func(error)) {
 // inbox (the other groups' messages of the same round), unless a sync is
 // in flight (its end schedules the next) or a flush is queued.
 func (c *superblockSyncer) schedule() {
-	if c.running || c.scheduled || len(c.pending) == 0 {
+	if c.running || c.scheduled || c.ticked || len(c.pending) == 0 {
 		return
 	}
 	c.scheduled = true
@@ -54,6 +59,20 @@ func (c *superblockSyncer) schedule() {
 		// The inbox is full or the shard stops: sync now.
 		c.flush()
 	}
+}
+
+// tick is the shard's replica plane tick: from now on the syncs start
+// here, and the next starts now.
+func (c *superblockSyncer) tick() {
+	c.ticked = true
+	c.flush()
+}
+
+// untick hands the syncs back to flush tasks (the replica plane stopped)
+// and starts the next.
+func (c *superblockSyncer) untick() {
+	c.ticked = false
+	c.schedule()
 }
 
 // flush starts one sync for every pending request.
