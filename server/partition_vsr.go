@@ -684,6 +684,11 @@ func (s *vsrFileStorage) memZone(z vsr.Zone, zone []byte, offset uint64, n int) 
 	return nil
 }
 
+// superblockName names where the group's superblock lives, for errors.
+func (s *vsrFileStorage) superblockName() string {
+	return fmt.Sprintf("%s (superblock: slot %d of %s)", s.name, s.slot.index, s.slot.store.name)
+}
+
 func (s *vsrFileStorage) fileName(f storage.File) string {
 	if s.wal != nil && f == s.wal.file {
 		return s.wal.name

@@ -159,10 +159,10 @@ func (s *superblockStore) scan(fsys storage.FS, f storage.File) error {
 		h, err := decodeSlotHeader(sector, i)
 		switch {
 		case err != nil:
-			// Its group, if any, finds its superblock lost; the slot is
-			// cleared before it is reused.
-			s.log.Warn("a damaged superblock slot header; the slot is free", zap.String("file", s.name), zap.Uint32("slot", i), zap.Error(err))
-			s.free = append(s.free, i)
+			// Its group, if any, finds its superblock lost (and gets
+			// another slot); this one is left as it was found, for an
+			// operator's repair, and never reused.
+			s.log.Warn("a damaged superblock slot header; the slot is not used", zap.String("file", s.name), zap.Uint32("slot", i), zap.Error(err))
 		case h.state != slotAllocated:
 			s.free = append(s.free, i)
 		case s.conflicts[h.group]:

@@ -151,8 +151,8 @@ func TestSuperblockStoreSlots(t *testing.T) {
 		t.Fatalf("group 12 at slot %d, want %d", got, c.index)
 	}
 
-	// Group 10's header damaged: its slot is free, and group 10 (its
-	// consensus.vsr exists) finds its superblock lost.
+	// Group 10's header damaged: its slot is left alone, and group 10
+	// (its consensus.vsr exists) finds its superblock lost in another.
 	if !fs.Corrupt(store.name, store.headerOffset(a.index)+9, 0x01) {
 		t.Fatal("corrupt")
 	}
@@ -161,8 +161,8 @@ func TestSuperblockStoreSlots(t *testing.T) {
 		t.Fatal("a damaged slot header was mapped")
 	}
 	slot, lost := acquire(s3, 10, false)
-	if !lost {
-		t.Fatal("group 10 without a slot was not lost")
+	if !lost || slot.index == a.index {
+		t.Fatalf("group 10 without a slot: lost %v in slot %d (the damaged one is %d)", lost, slot.index, a.index)
 	}
 	image := make([]byte, s3.zoneSize)
 	if err := slot.readZone(0, image); err != nil || !bytes.Equal(image, lostZoneImage(s3.zoneSize)) {
