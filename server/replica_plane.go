@@ -187,10 +187,6 @@ func (s *Server) stopReplicaPlane() {
 	close(s.replicaStop)
 	<-s.replicaStopped
 	s.replicaStop = nil
-	// The superblock syncs no tick starts any more start on their own.
-	for _, owner := range s.shards {
-		_ = owner.Submit(func() { s.superblocks.untick(owner) })
-	}
 }
 
 // tickGroups runs one tick of the replica plane: the last tick's

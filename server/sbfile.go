@@ -363,9 +363,6 @@ func (slot *superblockSlot) check(offset uint64, n int) error {
 // tick task.
 func (s *superblockStore) tick(owner *shard.Shard) { s.shards[owner.ID()].sync.tick() }
 
-// untick hands owner's superblock syncs back to flush tasks, on owner.
-func (s *superblockStore) untick(owner *shard.Shard) { s.shards[owner.ID()].sync.untick() }
-
 // closeShard closes shard i's handle, on that shard, once its
 // partitions closed: later IO through it fails.
 func (s *superblockStore) closeShard(i int) {

@@ -2,21 +2,28 @@ package server
 
 import "fmt"
 
+// sbFlushYieldsMax bounds how many times a queued superblock sync lets
+// the shard's other queued tasks run first (each time behind all of
+// them), so that a busy shard still syncs.
+const sbFlushYieldsMax = 8
+
 // superblockSyncer coalesces the superblock syncs of a shard's groups: a
 // vsr.Storage Sync that must cover a superblock slot write joins the next
 // fdatasync of the node's superblock file on this shard, which runs once
-// for every group that asked meanwhile (a view change of every group: one
-// sync per shard and tick, not one per group and step). It is a group
-// commit: at most one sync in flight (on the shard's ring when it has
-// one, else in place); the requests that came after it started wait for
-// the next. On a cluster's shard, once the replica plane ticks it, the
-// next sync starts in the shard's tick task (per node and tick, as the
-// commit announcements: tick), so that the view changes of all its
-// groups in one tick share it; otherwise (a group of one, or no ticks)
-// in a task queued behind those on the shard's inbox, or when the
-// running sync ends. A request's completion runs on the shard, never
-// inside the call that made it (submit's callers hand completions to
-// their host loop).
+// for every group that asked meanwhile (a view change of many groups: a
+// few syncs per shard and round, not one per group and step). It is a
+// group commit: at most one sync in flight (on the shard's ring when it
+// has one, else in place); the requests that came after it started wait
+// for the next, which starts when it ends. A sync that is not waiting for
+// one in flight starts in a task queued behind those on the shard's
+// inbox, which, while the shard has more tasks queued (the other groups'
+// messages of the same round), lets them go first up to sbFlushYieldsMax
+// times; the shard's replica plane tick starts it at once. An idle shard
+// therefore syncs at once: no sync waits for a timer (a group's
+// descriptor checkpoints are taken one at a time, so a superblock made
+// durable later makes its checkpoints trail: server/group's afterInput).
+// A request's completion runs on the shard, never inside the call that
+// made it (submit's callers hand completions to their host loop).
 //
 // Only the owning shard's goroutine touches it.
 type superblockSyncer struct {
@@ -25,10 +32,13 @@ type superblockSyncer struct {
 	// (Invariant: inflight is empty unless running).
 	pending, inflight []func(error)
 	// running: a sync is in flight; scheduled: a flush task is queued on
-	// the shard; ticked: the replica plane's tick task flushes.
-	running, scheduled, ticked bool
-	flushFn            func()
-	syncedFn           func(error)
+	// the shard.
+	running, scheduled bool
+	// yields counts the times the queued flush let the shard's other
+	// tasks go first (at most sbFlushYieldsMax).
+	yields   int
+	flushFn  func()
+	syncedFn func(error)
 	// syncs counts the file syncs run, requests the syncs asked for.
 	syncs, requests uint64
 }
@@ -51,7 +61,7 @@ func (c *superblockSyncer) submit(done func(error)) {
 // inbox (the other groups' messages of the same round), unless a sync is
 // in flight (its end schedules the next) or a flush is queued.
 func (c *superblockSyncer) schedule() {
-	if c.running || c.scheduled || c.ticked || len(c.pending) == 0 {
+	if c.running || c.scheduled || len(c.pending) == 0 {
 		return
 	}
 	c.scheduled = true
@@ -61,19 +71,9 @@ func (c *superblockSyncer) schedule() {
 	}
 }
 
-// tick is the shard's replica plane tick: from now on the syncs start
-// here, and the next starts now.
-func (c *superblockSyncer) tick() {
-	c.ticked = true
-	c.flush()
-}
-
-// untick hands the syncs back to flush tasks (the replica plane stopped)
-// and starts the next.
-func (c *superblockSyncer) untick() {
-	c.ticked = false
-	c.schedule()
-}
+// tick is the shard's replica plane tick: a sync whose flush task still
+// waits behind the shard's other tasks starts now.
+func (c *superblockSyncer) tick() { c.flush() }
 
 // flush starts one sync for every pending request.
 func (c *superblockSyncer) flush() {
@@ -81,6 +81,17 @@ func (c *superblockSyncer) flush() {
 	if c.running || len(c.pending) == 0 {
 		return
 	}
+	if c.yields < sbFlushYieldsMax && c.sh.owner.QueueDepth() > 0 {
+		// The shard has more work queued (the other groups' messages
+		// of this round): they go first and join this sync.
+		c.yields++
+		c.scheduled = true
+		if c.sh.owner.Submit(c.flushFn) == nil {
+			return
+		}
+		c.scheduled = false
+	}
+	c.yields = 0
 	c.running = true
 	c.inflight, c.pending = c.pending, c.inflight[:0]
 	c.syncs++
