@@ -37,9 +37,10 @@ type superblockStore struct {
 	// slots maps a group id to its slot (guarded by mu).
 	slots map[uint64]uint32
 	// conflicts are groups that two valid slot headers claimed at the
-	// boot scan: neither slot is trusted (the group's superblock is lost)
-	// and neither is reused (guarded by mu).
-	conflicts map[uint64]bool
+	// boot scan, with those slots: none is trusted (the group's
+	// superblock is lost); they are tombstoned when the group gets its
+	// new slot (guarded by mu).
+	conflicts map[uint64][]uint32
 	// free are the slots that may be (re)allocated; count is the slots
 	// the file has room for so far (guarded by mu).
 	free  []uint32
@@ -77,7 +78,7 @@ func openSuperblockStore(fsys storage.FS, root string, shards []*shard.Shard, sh
 	zoneSize := superblockZoneSize()
 	dir := path.Join(root, sbFileDir)
 	s := &superblockStore{log: log, name: path.Join(dir, sbFileName), zoneSize: zoneSize, slotSize: sbSlotHeaderSize + zoneSize,
-		slots: map[uint64]uint32{}, conflicts: map[uint64]bool{}}
+		slots: map[uint64]uint32{}, conflicts: map[uint64][]uint32{}}
 	for i, sh := range shards {
 		s.shards = append(s.shards, newSuperblockShard(s, sh, shardFS[i]))
 	}
@@ -165,12 +166,13 @@ func (s *superblockStore) scan(fsys storage.FS, f storage.File) error {
 			s.log.Warn("a damaged superblock slot header; the slot is not used", zap.String("file", s.name), zap.Uint32("slot", i), zap.Error(err))
 		case h.state != slotAllocated:
 			s.free = append(s.free, i)
-		case s.conflicts[h.group]:
+		case s.conflicts[h.group] != nil:
+			s.conflicts[h.group] = append(s.conflicts[h.group], i)
 		default:
 			if other, dup := owner[h.group]; dup {
 				s.log.Warn("two superblock slots name one group; neither is used", zap.String("file", s.name), zap.Uint64("group", h.group), zap.Uint32("slot", i), zap.Uint32("other_slot", other))
 				delete(s.slots, h.group)
-				s.conflicts[h.group] = true
+				s.conflicts[h.group] = []uint32{other, i}
 				continue
 			}
 			owner[h.group] = i
@@ -192,22 +194,38 @@ func (s *superblockStore) acquire(owner *shard.Shard, group uint64, fresh bool) 
 	sh := s.shards[owner.ID()]
 	s.mu.Lock()
 	index, mapped := s.slots[group]
-	conflict := s.conflicts[group]
+	conflicting := s.conflicts[group]
 	s.mu.Unlock()
 	if mapped && !fresh {
 		return &superblockSlot{store: s, sh: sh, group: group, index: index}, false, nil
 	}
-	image := make([]byte, s.zoneSize)
-	lost = !fresh
-	if lost {
-		image = lostZoneImage(s.zoneSize)
+	// Slots that claimed the group together go first (durably), so that
+	// the next boot finds only the new one.
+	for _, i := range conflicting {
+		if err := sh.writeSlot(i, slotHeader{state: slotTombstone, group: group, index: i}, nil); err != nil {
+			return nil, false, err
+		}
 	}
-	if !mapped || conflict {
+	if !mapped {
 		if index, err = s.take(); err != nil {
 			return nil, false, err
 		}
 	}
-	if err := sh.writeSlot(index, slotHeader{state: slotAllocated, group: group, index: index}, image); err != nil {
+	header := slotHeader{state: slotAllocated, group: group, index: index}
+	if lost = !fresh; lost {
+		// The image first: a header durable over a blank image would
+		// read as fresh storage, a replica that lost its memory as a
+		// new one.
+		err = sh.writeZoneDurably(index, lostZoneImage(s.zoneSize))
+		if err == nil {
+			err = sh.writeSlot(index, header, nil)
+		}
+	} else {
+		// One write: until it is durable consensus.vsr does not exist,
+		// and a torn allocation is made again at the next open.
+		err = sh.writeSlot(index, header, make([]byte, s.zoneSize))
+	}
+	if err != nil {
 		// The slot is in an unknown state: it is not handed out again
 		// in this run.
 		return nil, false, err
@@ -302,6 +320,22 @@ func (sh *superblockShard) writeSlot(index uint32, h slotHeader, image []byte) e
 	encodeSlotHeader(h, buf)
 	copy(buf[sbSlotHeaderSize:], image)
 	if _, err := f.WriteAt(buf, s.headerOffset(index)); err != nil {
+		return fmt.Errorf("write slot %d of %s: %w", index, s.name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// writeZoneDurably writes a slot's zone image and syncs the file in place.
+func (sh *superblockShard) writeZoneDurably(index uint32, image []byte) error {
+	s := sh.store
+	f, err := sh.handle()
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(image, s.zoneOffset(index)); err != nil {
 		return fmt.Errorf("write slot %d of %s: %w", index, s.name, err)
 	}
 	if err := f.Sync(); err != nil {

@@ -189,11 +189,17 @@ func TestSuperblockStoreSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	s4 := reopen()
-	if _, ok := s4.slots[12]; ok || !s4.conflicts[12] {
+	if _, ok := s4.slots[12]; ok || len(s4.conflicts[12]) != 2 {
 		t.Fatalf("two slots naming group 12: mapped %v, conflict %v", ok, s4.conflicts[12])
 	}
-	if _, lost := acquire(s4, 12, false); !lost {
+	fresh, lost := acquire(s4, 12, false)
+	if !lost {
 		t.Fatal("a group two slots claim was not lost")
+	}
+	// The next boot finds only its new slot, still lost until written.
+	s5 := reopen()
+	if got, ok := s5.slots[12]; !ok || got != fresh.index || len(s5.conflicts[12]) != 0 {
+		t.Fatalf("after the conflict: group 12 at %d (%v), want %d; conflicts %v", got, ok, fresh.index, s5.conflicts[12])
 	}
 
 	// Another version.
@@ -211,6 +217,54 @@ func TestSuperblockStoreSlots(t *testing.T) {
 		}
 	}
 	_ = f.Close()
+}
+
+// TestSuperblockLostAllocationIsCrashSafe: the slot given to a group
+// that lost its superblock reads as lost after a power cut at any of its
+// file operations, clean or torn: never as fresh storage (blank), which
+// would make a replica that lost its memory a new one.
+func TestSuperblockLostAllocationIsCrashSafe(t *testing.T) {
+	const root, group = "/data", 99
+	for _, torn := range []bool{false, true} {
+		for cutAt := 0; ; cutAt++ {
+			mem := memfs.New()
+			store, owner := newTestSuperblockStore(t, mem, root)
+			// An earlier group's slot, tombstoned: its image is not blank.
+			old, _, err := store.acquire(owner, 7, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := old.writeZone(0, bytes.Repeat([]byte{7}, vsr.SectorSize)); err != nil {
+				t.Fatal(err)
+			}
+			if err := old.release(); err != nil {
+				t.Fatal(err)
+			}
+			fsys := &cutFS{FS: mem, left: cutAt}
+			if torn {
+				fsys.torn = store.name
+			}
+			cut, _ := newTestSuperblockStoreErr(fsys, root)
+			if cut != nil {
+				_, _, _ = cut.acquire(cut.shards[0].owner, group, false)
+			}
+			again, sh := newTestSuperblockStore(t, mem, root)
+			slot, lost, err := again.acquire(sh, group, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			image := make([]byte, again.zoneSize)
+			if err := slot.readZone(0, image); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(image, lostZoneImage(again.zoneSize)) {
+				t.Fatalf("cut at %d (torn %v): the lost group's slot %d (lost %v) does not read as lost", cutAt, torn, slot.index, lost)
+			}
+			if !fsys.cut {
+				break
+			}
+		}
+	}
 }
 
 // errPowerCut is what every file operation returns once the power was cut.
