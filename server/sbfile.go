@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -48,6 +49,19 @@ type superblockStore struct {
 
 	// shards is indexed by shard id; each is touched only by its shard.
 	shards []*superblockShard
+	// syncs counts the file's coalesced syncs, syncRequests the group
+	// Syncs they served (SuperblockSyncStats).
+	syncs, syncRequests atomic.Uint64
+}
+
+// SuperblockSyncStats reports the coalesced syncs of the node's
+// superblock file since the server started (syncs) and the groups'
+// superblock syncs they served (requests). Safe from any goroutine.
+func (s *Server) SuperblockSyncStats() (syncs, requests uint64) {
+	if s.superblocks == nil {
+		return 0, 0
+	}
+	return s.superblocks.syncs.Load(), s.superblocks.syncRequests.Load()
 }
 
 // superblockSlot is one group's slot as its storage uses it.

@@ -39,8 +39,6 @@ type superblockSyncer struct {
 	yields   int
 	flushFn  func()
 	syncedFn func(error)
-	// syncs counts the file syncs run, requests the syncs asked for.
-	syncs, requests uint64
 }
 
 func (c *superblockSyncer) init(sh *superblockShard) {
@@ -52,7 +50,7 @@ func (c *superblockSyncer) init(sh *superblockShard) {
 // submit asks for a sync of the file that starts after this call: done
 // runs with its outcome.
 func (c *superblockSyncer) submit(done func(error)) {
-	c.requests++
+	c.sh.store.syncRequests.Add(1)
 	c.pending = append(c.pending, done)
 	c.schedule()
 }
@@ -94,7 +92,7 @@ func (c *superblockSyncer) flush() {
 	c.yields = 0
 	c.running = true
 	c.inflight, c.pending = c.pending, c.inflight[:0]
-	c.syncs++
+	c.sh.store.syncs.Add(1)
 	f, err := c.sh.handle()
 	if err != nil {
 		c.synced(err)
