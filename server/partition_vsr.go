@@ -521,6 +521,18 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("size of %s: %w", name, err), f.Close())
 	}
+	if size > 0 {
+		// An existing file is checked before its group's slot is
+		// looked for: a data directory of another format is refused
+		// without a change.
+		hdr := make([]byte, vsrFileHeaderSize)
+		if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
+		}
+		if err := checkVSRFileHeader(hdr, checkpoint); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
+		}
+	}
 	slot, lost, err := store.acquire(owner, group, size == 0)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("the superblock slot of %s: %w", name, err), f.Close())
@@ -541,14 +553,6 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 		if err := fs.SyncDir(path.Dir(name)); err != nil {
 			return nil, errors.Join(fmt.Errorf("sync the directory of %s: %w", name, err), f.Close())
 		}
-		return s, nil
-	}
-	hdr := make([]byte, vsrFileHeaderSize)
-	if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
-	}
-	if err := checkVSRFileHeader(hdr, checkpoint); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
 	}
 	return s, nil
 }
