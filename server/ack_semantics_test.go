@@ -515,8 +515,9 @@ func TestAckReplicatedClusterCrashOfMinorityKeepsAcknowledged(t *testing.T) {
 }
 
 // TestAckClusterConsensusFileCorruptionOnMinority is the cell "disk
-// corruption on a minority" for consensus.vsr: one replica's file is
-// damaged while it is down. One damaged superblock copy: the replica
+// corruption on a minority" for the consensus superblock: one replica's
+// copies (its slot of the node's superblocks.sb) are damaged while it is
+// down. One damaged superblock copy: the replica
 // uses the other, recovers from its peers and catches up. Both copies
 // (the replica lost its consensus state: its view, its log view, what it
 // acked): the server starts and that partition alone is fenced on that
@@ -529,7 +530,7 @@ func TestAckReplicatedClusterCrashOfMinorityKeepsAcknowledged(t *testing.T) {
 // acknowledged message. The group serves every acknowledged message
 // throughout.
 func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
-	const superblockZone = 4096 // FORMATS.md: after the 4 KiB header, two 4 KiB copies
+	const superblockZone = 0 // FORMATS.md: the slot's zone, after its header: two 4 KiB copies
 	for _, tc := range []struct {
 		name       string
 		offsets    []int64
@@ -558,8 +559,17 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 			c.waitApplied(0, uint64(len(acked)))
 			damaged := (c.primary(0) + 1) % 3
 			c.stop(damaged)
+			sbFile := server.SuperblockFile(ackDataDir)
+			d := c.disks[damaged]
+			d.mu.Lock()
+			image, _ := d.fs.ReadFile(sbFile)
+			d.mu.Unlock()
+			zone, _, ok := server.SuperblockZoneAt(image, 0, 0, 0)
+			if !ok {
+				t.Fatalf("replica %d has no superblock slot for partition 0", damaged)
+			}
 			for _, off := range tc.offsets {
-				c.corrupt(damaged, ackPartitionDir(0)+"/consensus.vsr", off)
+				c.corrupt(damaged, sbFile, zone+off)
 			}
 			if len(tc.offsets) == 1 {
 				err := c.tryBoot(damaged)

@@ -558,6 +558,19 @@ func (p *partitionRuntime) close(on *shard.Shard, flush bool) error {
 	return result
 }
 
+// releaseSuperblockSlot tombstones the superblock slot of a deleted
+// partition, once closed; on is the caller's shard (see runOnOwner).
+func (p *partitionRuntime) releaseSuperblockSlot(on *shard.Shard) error {
+	if p.vsr == nil || p.vsr.storage == nil {
+		return nil
+	}
+	var result error
+	if err := runOnOwner(on, p.owner, func() { result = p.vsr.storage.slot.release() }); err != nil {
+		return err
+	}
+	return result
+}
+
 // closeOnShard is close on the owning shard.
 func (p *partitionRuntime) closeOnShard(flush bool) error {
 	p.drainSyncs()

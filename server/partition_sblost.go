@@ -7,9 +7,12 @@ import (
 	"github.com/stratabroker/strata/vsr"
 )
 
-// A partition whose consensus.vsr holds no valid superblock copy.
+// A partition whose consensus superblock has no valid copy.
 //
-// Both copies damaged means the replica lost its durable consensus state:
+// The group's superblock copies live in its slot of the node's
+// superblocks.sb (sbfile.go). Both copies damaged, or no slot for a
+// group whose consensus.vsr exists (its header damaged: the slot was
+// allocated before consensus.vsr was created, so it was there), means the replica lost its durable consensus state:
 // the view it promised, its log view, its checkpoint and what it
 // acknowledged. That partition alone is fenced; the server starts and
 // serves every other partition (the issue's "missing history, checksum
@@ -30,12 +33,13 @@ import (
 //     partitions are: it serves the prefix its files verify (the files
 //     are what a group of one trusts: Reset), refuses sends and deletes
 //     nothing. Its consensus state lives in memory only
-//     (openSuperblockLostAlone): consensus.vsr is left as it was found,
-//     so the fence holds again at every start until an operator repairs
-//     or restores the file.
+//     (openSuperblockLostAlone): consensus.vsr and its superblock slot
+//     are left as they were found (a group without a slot was given one
+//     that reads as lost: lostZoneImage), so the fence holds again at
+//     every start until an operator repairs or restores the files.
 
 // openSuperblockLostAlone opens the host of a group of one whose
-// consensus.vsr has no valid superblock: over consensus state in memory
+// superblock has no valid copy: over consensus state in memory
 // (a fresh group whose machine is the state recovered from the files),
 // with the partition fenced.
 func (g *vsrGroup) openSuperblockLostAlone(hc group.Config) error {
@@ -51,7 +55,7 @@ func (g *vsrGroup) openSuperblockLostAlone(hc group.Config) error {
 	// After the open: the machine is then the state recovered from the
 	// files, whose end the fence reports as served below.
 	p.fence(fmt.Errorf("%s: %w: the partition's consensus state is lost and a group of one has no peer to recover it from; "+
-		"it serves what its segments verify and takes no sends (repair or restore the file)", st.name, vsr.ErrSuperblockLost))
+		"it serves what its segments verify and takes no sends (repair or restore the files)", st.superblockName(), vsr.ErrSuperblockLost))
 	return nil
 }
 
@@ -65,7 +69,7 @@ func (g *vsrGroup) fenceMemoryLost() {
 	g.memoryLost = true
 	if p.fenced == nil {
 		p.fence(fmt.Errorf("%s: %w: the replica lost its consensus state and recovers it from its peers (it neither acks nor votes for the group until then)",
-			g.storage.name, vsr.ErrSuperblockLost))
+			g.storage.superblockName(), vsr.ErrSuperblockLost))
 		g.memoryLostFence = p.fenced
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/runtime/shard"
 	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/partition"
 	"github.com/stratabroker/strata/storage"
@@ -27,8 +28,10 @@ import (
 // binding below gives the host the partition's files:
 //
 //   - vsr.Storage is consensus.vsr in the partition directory (format in
-//     storage/FORMATS.md): the superblock copies and the two checkpoint
-//     areas. A group of one keeps no prepare journal on disk, whatever the
+//     storage/FORMATS.md) for the two checkpoint areas, and the group's
+//     slot in the node's superblock file (consensus/superblocks.sb,
+//     sbfile.go) for the superblock copies, whose syncs are coalesced per
+//     shard (sbfile_sync.go). A group of one keeps no prepare journal on disk, whatever the
 //     topic's durability: the durability seed makes a singleton with
 //     persisted sync its segment state before replying (group commit, as
 //     without consensus), and it keeps a prepare WAL for multi-replica
@@ -60,8 +63,9 @@ import (
 // vsrFileName is the partition's consensus file.
 const vsrFileName = "consensus.vsr"
 
-// vsrFileVersion is the version of consensus.vsr this build reads.
-const vsrFileVersion = 1
+// vsrFileVersion is the version of consensus.vsr this build reads
+// (version 1 held the superblock zone too; it is refused).
+const vsrFileVersion = 2
 
 // vsrFileHeaderSize is the file header's size: one sector, so the zones
 // after it stay sector aligned.
@@ -195,7 +199,10 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	}
 	p.s.cluster.configure(&rc)
 	g.replicas = rc.ReplicaCount
-	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneSuperblock), rc.ZoneSize(vsr.ZoneCheckpoint))
+	if sz := rc.ZoneSize(vsr.ZoneSuperblock); sz != p.s.superblocks.zoneSize {
+		return fmt.Errorf("partition %s: a superblock zone of %d bytes, the node's superblock file has slots of %d", p.dir, sz, p.s.superblocks.zoneSize)
+	}
+	st, err := openVSRFileStorage(g, path.Join(p.dir, vsrFileName), rc.ZoneSize(vsr.ZoneCheckpoint), p.s.superblocks, p.owner, rc.Group)
 	if err != nil {
 		if wal != nil {
 			err = errors.Join(err, wal.close())
@@ -482,23 +489,29 @@ type serverClock struct{ s *Server }
 
 func (c serverClock) RealtimeMicros() uint64 { return c.s.nowMicros() }
 
-// vsrFileStorage is vsr.Storage over consensus.vsr: a header sector, then
-// the superblock zone, then the checkpoint zone. IO runs in place on the
-// owning shard (a few sectors per checkpoint; a sync on the shard's ring
-// when it has one); every completion runs after the submitting call.
+// vsrFileStorage is vsr.Storage over consensus.vsr (a header sector,
+// then the checkpoint zone) and the group's slot of the node's superblock
+// file (the superblock zone). IO runs in place on the owning shard (a few
+// sectors per checkpoint; a sync on the shard's ring when it has one);
+// every completion runs after the submitting call.
 //
-// With a prepare WAL (partition_wal.go) the journal zones are that file's
-// and Sync syncs whichever of the two files was written since the last
-// sync (a journal sync alone, in steady state).
+// With a prepare WAL (partition_wal.go) the journal zones are that file's.
+// Sync syncs whichever files were written since the last Sync (a journal
+// sync alone, in steady state): the WAL, then consensus.vsr, then the
+// superblock file, the last through the shard's coalesced sync
+// (sbfile_sync.go), so a superblock sync of many groups costs one
+// fdatasync per shard.
 type vsrFileStorage struct {
-	g                    *vsrGroup
-	file                 storage.File
-	name                 string
-	superblock, checkpnt uint64
-	wal                  *walFile
-	// dirty and walDirty: a write to the file completed since the last
-	// Sync was submitted.
-	dirty, walDirty bool
+	g        *vsrGroup
+	file     storage.File
+	name     string
+	checkpnt uint64
+	wal      *walFile
+	// slot is the group's slot of the node's superblock file.
+	slot *superblockSlot
+	// dirty, walDirty and sbDirty: a write to consensus.vsr, the WAL or
+	// the superblock slot completed since the last Sync was submitted.
+	dirty, walDirty, sbDirty bool
 	// mem, when set, holds the superblock and checkpoint zones in memory
 	// instead of the file: a group of one whose file has no valid
 	// superblock (partition_sblost.go) leaves it as it was found.
@@ -507,19 +520,44 @@ type vsrFileStorage struct {
 
 // openVSRFileStorage opens (or creates) consensus.vsr and checks its
 // header: a file of another version is refused, naming file and version.
-func openVSRFileStorage(g *vsrGroup, name string, superblock, checkpoint uint64) (*vsrFileStorage, error) {
+// It takes the group's superblock slot from store first: a new
+// consensus.vsr (the group is being created) gets a cleared slot, durable
+// before the file is created, so that an existing consensus.vsr without a
+// slot always means a lost superblock (superblockStore.acquire).
+func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *superblockStore, owner *shard.Shard, group uint64) (*vsrFileStorage, error) {
 	fs := g.p.fs
 	f, err := fs.OpenReadWrite(name)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
-	s := &vsrFileStorage{g: g, file: f, name: name, superblock: superblock, checkpnt: checkpoint}
+	s := &vsrFileStorage{g: g, file: f, name: name, checkpnt: checkpoint}
 	size, err := f.Size()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("size of %s: %w", name, err), f.Close())
 	}
+	if size > 0 {
+		// An existing file is checked before its group's slot is
+		// looked for: a data directory of another format is refused
+		// without a change.
+		hdr := make([]byte, vsrFileHeaderSize)
+		if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
+		}
+		if err := checkVSRFileHeader(hdr, checkpoint); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
+		}
+	}
+	slot, lost, err := store.acquire(owner, group, size == 0)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("the superblock slot of %s: %w", name, err), f.Close())
+	}
+	s.slot = slot
+	if lost {
+		store.log.Warn("a partition's consensus state has no superblock slot: its superblock is lost",
+			zap.String("file", name), zap.String("superblocks", store.name), zap.Uint32("slot", slot.index))
+	}
 	if size == 0 {
-		hdr := encodeVSRFileHeader(superblock, checkpoint)
+		hdr := encodeVSRFileHeader(checkpoint)
 		if _, err := f.WriteAt(hdr, 0); err != nil {
 			return nil, errors.Join(fmt.Errorf("write %s: %w", name, err), f.Close())
 		}
@@ -529,39 +567,31 @@ func openVSRFileStorage(g *vsrGroup, name string, superblock, checkpoint uint64)
 		if err := fs.SyncDir(path.Dir(name)); err != nil {
 			return nil, errors.Join(fmt.Errorf("sync the directory of %s: %w", name, err), f.Close())
 		}
-		return s, nil
-	}
-	hdr := make([]byte, vsrFileHeaderSize)
-	if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
-	}
-	if err := checkVSRFileHeader(hdr, superblock, checkpoint); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
 	}
 	return s, nil
 }
 
 // encodeVSRFileHeader lays out the header sector: magic, version, the
-// zone sizes and a checksum of the first 56 bytes.
-func encodeVSRFileHeader(superblock, checkpoint uint64) []byte {
+// zone sizes (the superblock zone's 0: it is in the node's superblock
+// file) and a checksum of the first 56 bytes.
+func encodeVSRFileHeader(checkpoint uint64) []byte {
 	hdr := make([]byte, vsrFileHeaderSize)
 	copy(hdr, vsrFileMagic)
 	binary.LittleEndian.PutUint16(hdr[4:], vsrFileVersion)
-	binary.LittleEndian.PutUint64(hdr[8:], superblock)
 	binary.LittleEndian.PutUint64(hdr[16:], checkpoint)
 	binary.LittleEndian.PutUint64(hdr[56:], xxh3.Hash(hdr[:56]))
 	return hdr
 }
 
-func checkVSRFileHeader(hdr []byte, superblock, checkpoint uint64) error {
+func checkVSRFileHeader(hdr []byte, checkpoint uint64) error {
 	if string(hdr[:4]) != vsrFileMagic || binary.LittleEndian.Uint64(hdr[56:]) != xxh3.Hash(hdr[:56]) {
 		return fmt.Errorf("%w: not a consensus file (bad magic or header checksum)", errVSRFormat)
 	}
 	if v := binary.LittleEndian.Uint16(hdr[4:]); v != vsrFileVersion {
 		return fmt.Errorf("%w: format version %d, this build reads version %d (no migration: recreate the data directory)", errVSRFormat, v, vsrFileVersion)
 	}
-	if sb, cp := binary.LittleEndian.Uint64(hdr[8:]), binary.LittleEndian.Uint64(hdr[16:]); sb != superblock || cp != checkpoint {
-		return fmt.Errorf("%w: zones of %d and %d bytes, this build uses %d and %d", errVSRFormat, sb, cp, superblock, checkpoint)
+	if sb, cp := binary.LittleEndian.Uint64(hdr[8:]), binary.LittleEndian.Uint64(hdr[16:]); sb != 0 || cp != checkpoint {
+		return fmt.Errorf("%w: zones of %d and %d bytes, this build uses 0 and %d", errVSRFormat, sb, cp, checkpoint)
 	}
 	return nil
 }
@@ -576,11 +606,8 @@ func (s *vsrFileStorage) at(z vsr.Zone, offset uint64, n int) (storage.File, int
 		return s.wal.file, at, err
 	}
 	base, size := uint64(vsrFileHeaderSize), uint64(0)
-	switch z {
-	case vsr.ZoneSuperblock:
-		size = s.superblock
-	case vsr.ZoneCheckpoint:
-		base, size = base+s.superblock, s.checkpnt
+	if z == vsr.ZoneCheckpoint {
+		size = s.checkpnt
 	}
 	if offset+uint64(n) > size {
 		return nil, 0, fmt.Errorf("%s: zone %d offset %d length %d beyond %d", s.name, z, offset, n, size)
@@ -598,7 +625,7 @@ func (s *vsrFileStorage) ZoneSize(z vsr.Zone) uint64 {
 		}
 		return s.wal.zoneSize(z)
 	case vsr.ZoneSuperblock:
-		return s.superblock
+		return s.slot.store.zoneSize
 	case vsr.ZoneCheckpoint:
 		return s.checkpnt
 	}
@@ -613,6 +640,11 @@ func (s *vsrFileStorage) Read(z vsr.Zone, offset uint64, buf []byte, done func(e
 		if err == nil {
 			copy(buf, zone[offset:])
 		}
+		s.g.later(func() { done(err) })
+		return
+	}
+	if z == vsr.ZoneSuperblock {
+		err := s.slot.readZone(offset, buf)
 		s.g.later(func() { done(err) })
 		return
 	}
@@ -641,6 +673,14 @@ func (s *vsrFileStorage) Write(z vsr.Zone, offset uint64, data []byte, done func
 		s.g.later(func() { done(err) })
 		return
 	}
+	if z == vsr.ZoneSuperblock {
+		err := s.slot.writeZone(offset, data)
+		if err == nil {
+			s.sbDirty = true
+		}
+		s.g.later(func() { done(err) })
+		return
+	}
 	f, at, err := s.at(z, offset, len(data))
 	if err == nil {
 		if _, err = f.WriteAt(data, at); err != nil {
@@ -662,6 +702,11 @@ func (s *vsrFileStorage) memZone(z vsr.Zone, zone []byte, offset uint64, n int) 
 	return nil
 }
 
+// superblockName names where the group's superblock lives, for errors.
+func (s *vsrFileStorage) superblockName() string {
+	return fmt.Sprintf("%s (superblock: slot %d of %s)", s.name, s.slot.index, s.slot.store.name)
+}
+
 func (s *vsrFileStorage) fileName(f storage.File) string {
 	if s.wal != nil && f == s.wal.file {
 		return s.wal.name
@@ -670,21 +715,57 @@ func (s *vsrFileStorage) fileName(f storage.File) string {
 }
 
 // Sync implements vsr.Storage: every file written since the last Sync is
-// synced (the WAL first, then consensus.vsr), each on the owner's ring
-// when it has one (the shard goes on serving), else in place. Without a
-// WAL consensus.vsr is synced whatever was written (the behavior of a
-// group of one, unchanged).
+// synced: the WAL first, then consensus.vsr, each on the owner's ring
+// when it has one (the shard goes on serving), else in place; then, when
+// the superblock slot was written, the node's superblock file, by the
+// shard's coalesced sync (one fdatasync for every group of the shard
+// that asked meanwhile). Nothing written, nothing synced.
 func (s *vsrFileStorage) Sync(done func(error)) {
 	var files []storage.File
 	var names []string
 	if s.wal != nil && s.walDirty {
 		files, names = append(files, s.wal.file), append(names, s.wal.name)
 	}
-	if (s.wal == nil || s.dirty) && s.mem == nil {
+	if s.dirty && s.mem == nil {
 		files, names = append(files, s.file), append(names, s.name)
 	}
-	s.dirty, s.walDirty = false, false
-	s.syncFiles(files, names, done)
+	superblock := s.sbDirty && s.mem == nil
+	s.dirty, s.walDirty, s.sbDirty = false, false, false
+	if !superblock {
+		s.syncFiles(files, names, done)
+		return
+	}
+	s.syncFiles(files, names, func(err error) {
+		if err != nil {
+			done(err)
+			return
+		}
+		s.syncSuperblock(done)
+	})
+}
+
+// syncSuperblock syncs the node's superblock file for this group: in
+// place while the host opens (its open completes inside the call), else
+// through the shard's coalesced sync.
+func (s *vsrFileStorage) syncSuperblock(done func(error)) {
+	g := s.g
+	if !g.opened {
+		f, err := s.slot.sh.handle()
+		if err == nil {
+			if err = f.Sync(); err != nil {
+				err = fmt.Errorf("sync %s: %w", s.slot.store.name, err)
+			}
+		}
+		g.later(func() { done(err) })
+		return
+	}
+	s.slot.sh.sync.submit(func(err error) {
+		g.later(func() {
+			g.enter()
+			done(err)
+			g.leave()
+		})
+	})
 }
 
 // syncFiles syncs files in order, then runs done (after the submitting

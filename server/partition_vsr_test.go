@@ -10,6 +10,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/stratabroker/strata/client"
+	"github.com/stratabroker/strata/server"
 )
 
 // TestVSROlderConsensusFileRefusedAtBoot: every partition keeps its
@@ -37,11 +38,44 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the partition has no consensus file: %v", err)
 	}
-	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 1 {
+	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 2 {
 		t.Fatalf("consensus.vsr header %q version %d", image[:4], binary.LittleEndian.Uint16(image[4:]))
 	}
-	// The file an older build would have written: version 0, a valid
-	// header checksum.
+	// The file an older build would have written (version 1 held the
+	// superblock zone too): a valid header checksum.
+	binary.LittleEndian.PutUint16(image[4:], 1)
+	binary.LittleEndian.PutUint64(image[56:], xxh3.Hash(image[:56]))
+	if err := os.WriteFile(name, image, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newServerErr(t, dir)
+	if err == nil {
+		t.Fatal("a data directory with a consensus file of version 1 was opened")
+	}
+	for _, want := range []string{"consensus.vsr", "format version 1", "reads version 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("boot error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestVSROlderSuperblockFileRefusedAtBoot: the superblock zones of every
+// partition group live in the node's consensus/superblocks.sb
+// (storage/FORMATS.md); a data directory whose file is of another format
+// version is refused at boot with an error naming the file and its
+// version.
+func TestVSROlderSuperblockFileRefusedAtBoot(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir)
+	ts.stop()
+	name := server.SuperblockFile(dir)
+	image, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("the node has no superblock file: %v", err)
+	}
+	if string(image[:4]) != "SSBF" || binary.LittleEndian.Uint16(image[4:]) != 1 {
+		t.Fatalf("superblocks.sb header %q version %d", image[:4], binary.LittleEndian.Uint16(image[4:]))
+	}
 	binary.LittleEndian.PutUint16(image[4:], 0)
 	binary.LittleEndian.PutUint64(image[56:], xxh3.Hash(image[:56]))
 	if err := os.WriteFile(name, image, 0o644); err != nil {
@@ -49,9 +83,9 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	}
 	_, err = newServerErr(t, dir)
 	if err == nil {
-		t.Fatal("a data directory with a consensus file of version 0 was opened")
+		t.Fatal("a data directory with a superblock file of version 0 was opened")
 	}
-	for _, want := range []string{"consensus.vsr", "format version 0", "reads version 1"} {
+	for _, want := range []string{"superblocks.sb", "format version 0", "reads version 1"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("boot error %q does not say %q", err, want)
 		}

@@ -137,17 +137,19 @@ func TestWALFileRefused(t *testing.T) {
 	}
 }
 
-// TestVSRStorageSyncsWrittenFiles: with a prepare WAL, vsr.Storage's Sync
-// syncs the files written since the last one (a journal write costs one
-// sync of prepares.wal, not of consensus.vsr too); without one it syncs
-// consensus.vsr, as before. What a Sync covered survives a crash.
+// TestVSRStorageSyncsWrittenFiles: vsr.Storage's Sync syncs the files
+// written since the last one (a journal write costs one sync of
+// prepares.wal, not of consensus.vsr or the superblock file too; a
+// superblock write one of superblocks.sb), with or without a prepare WAL.
+// What a Sync covered survives a crash.
 func TestVSRStorageSyncsWrittenFiles(t *testing.T) {
 	fs := memfs.New()
 	if err := fs.MkdirAll("/p"); err != nil {
 		t.Fatal(err)
 	}
+	store, owner := newTestSuperblockStore(t, fs, "/data")
 	g := &vsrGroup{p: &partitionRuntime{fs: fs}}
-	st, err := openVSRFileStorage(g, "/p/consensus.vsr", 2*vsr.SectorSize, 2*vsr.SectorSize)
+	st, err := openVSRFileStorage(g, "/p/consensus.vsr", 2*vsr.SectorSize, store, owner, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestVSRStorageSyncsWrittenFiles(t *testing.T) {
 		t.Fatalf("a journal write's sync synced %d files", n)
 	}
 	st.Write(vsr.ZoneWALHeaders, vsr.SectorSize, sector(8), done)
-	st.Write(vsr.ZoneSuperblock, 0, sector(9), done)
+	st.Write(vsr.ZoneSuperblock, vsr.SectorSize, sector(9), done)
 	if n := syncs(func() { st.Sync(done) }); n != 2 {
 		t.Fatalf("a sync after journal and superblock writes synced %d files", n)
 	}
@@ -194,8 +196,8 @@ func TestVSRStorageSyncsWrittenFiles(t *testing.T) {
 	}{
 		{"/p/prepares.wal", vsr.SectorSize + 16*vsr.SectorSize + 3*8*vsr.SectorSize, 7},
 		{"/p/prepares.wal", 2 * vsr.SectorSize, 8},
-		{"/p/consensus.vsr", vsrFileHeaderSize, 9},
-		{"/p/consensus.vsr", vsrFileHeaderSize + 3*vsr.SectorSize, 0},
+		{store.name, store.zoneOffset(st.slot.index) + vsr.SectorSize, 9},
+		{"/p/consensus.vsr", vsrFileHeaderSize + vsr.SectorSize, 0},
 	} {
 		data, _ := fs.ReadFile(c.file)
 		if got := byte(0); int64(len(data)) > c.at {
@@ -208,9 +210,10 @@ func TestVSRStorageSyncsWrittenFiles(t *testing.T) {
 		}
 	}
 
-	// Without a WAL every Sync syncs consensus.vsr.
+	// Without a WAL: what was written.
+	store, owner = newTestSuperblockStore(t, fs, "/data") // the old handles went with the crash
 	g2 := &vsrGroup{p: &partitionRuntime{fs: fs}}
-	plain, err := openVSRFileStorage(g2, "/p/other.vsr", 2*vsr.SectorSize, 2*vsr.SectorSize)
+	plain, err := openVSRFileStorage(g2, "/p/other.vsr", 2*vsr.SectorSize, store, owner, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +221,19 @@ func TestVSRStorageSyncsWrittenFiles(t *testing.T) {
 	if plain.ZoneSize(vsr.ZoneWALPrepares) != 0 {
 		t.Fatal("a group without a WAL has journal zones")
 	}
+	if n := syncs(func() { plain.Sync(done) }); n != 0 {
+		t.Fatalf("a sync without a WAL and nothing written synced %d files", n)
+	}
+	plain.Write(vsr.ZoneCheckpoint, 0, sector(11), done)
 	if n := syncs(func() { plain.Sync(done) }); n != 1 {
-		t.Fatalf("a sync without a WAL synced %d files", n)
+		t.Fatalf("a sync of a checkpoint write without a WAL synced %d files", n)
+	}
+	plain.Write(vsr.ZoneCheckpoint, 0, sector(12), done)
+	plain.Write(vsr.ZoneSuperblock, 0, sector(13), done)
+	if n := syncs(func() { plain.Sync(done) }); n != 2 {
+		t.Fatalf("a sync of a checkpoint and a superblock write synced %d files", n)
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -215,6 +215,11 @@ func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []
 		if err := p.close(on, false); err != nil {
 			ps.s.log.Warn("closing a deleted partition", zap.String("dir", p.dir), zap.Error(err))
 		}
+		// Its superblock slot is tombstoned (durably, before the
+		// directory goes) and may serve another partition.
+		if err := p.releaseSuperblockSlot(on); err != nil {
+			ps.s.log.Warn("releasing a deleted partition's superblock slot; the slot stays unused", zap.String("dir", p.dir), zap.Error(err))
+		}
 	}
 }
 

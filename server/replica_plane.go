@@ -161,6 +161,7 @@ func (s *Server) startReplicaPlane() {
 	if interval <= 0 {
 		interval = clusterTickDefault
 	}
+	s.plane.tickShard = s.superblocks.tick
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	s.replicaStop, s.replicaStopped = stop, stopped
 	go func() {

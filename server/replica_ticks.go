@@ -69,6 +69,9 @@ type replicaPlane struct {
 	pending, spare []group.Announcement
 
 	ticks, shardTicks, groupTicks, lateTicks, frames, announcements, received atomic.Uint64
+	// tickShard runs at the end of each shard's tick task (the coalesced
+	// superblock sync); set before the ticker starts.
+	tickShard func(owner *shard.Shard)
 }
 
 // sched returns owner's tick schedule.
@@ -129,6 +132,9 @@ func (ts *tickSched) tick() {
 		g.advance(false)
 		g.reschedule()
 		g.logGroupFailure()
+	}
+	if ts.plane.tickShard != nil {
+		ts.plane.tickShard(ts.owner)
 	}
 	<-ts.busy
 }

@@ -92,7 +92,10 @@ type Server struct {
 	shardFS []storage.FS
 	// shardRings is set when every shard has a ring of its own.
 	shardRings bool
-	now        func() time.Time
+	// superblocks is the node's superblock file: the superblock zone of
+	// every partition group, in slots (sbfile.go).
+	superblocks *superblockStore
+	now         func() time.Time
 
 	startedAt time.Time
 	metrics   *metrics
@@ -238,6 +241,10 @@ func New(opts Options) (srv *Server, err error) {
 		return nil, err
 	}
 	if err := s.startShards(); err != nil {
+		return nil, err
+	}
+	if s.superblocks, err = openSuperblockStore(fs, root, s.shards, s.shardFS, log); err != nil {
+		s.stopShards()
 		return nil, err
 	}
 	s.parts = newPartitionSet(s)
@@ -597,6 +604,14 @@ func (s *Server) startShards() error {
 // stopShards stops every shard after its queued tasks ran, then closes
 // the shards' own rings.
 func (s *Server) stopShards() {
+	if s.superblocks != nil {
+		// Each shard's handle of the superblock file is closed on it.
+		for i, sh := range s.shards {
+			if err := sh.Call(func() { s.superblocks.closeShard(i) }); err != nil {
+				s.log.Error("closing the superblock file", zap.Int("shard", i), zap.Error(err))
+			}
+		}
+	}
 	for _, sh := range s.shards {
 		sh.Stop()
 	}

@@ -10,12 +10,15 @@ import (
 
 	"github.com/stratabroker/strata/client"
 	"github.com/stratabroker/strata/net/wire"
+	"github.com/stratabroker/strata/server"
 )
 
 // TestSingleNodeConsensusSuperblockLostFencesThePartition is the
-// single-node cell "disk corruption on a minority" for consensus.vsr: both
-// superblock copies of one partition's file are damaged while the server
-// is down. A group of one has no peer to recover its consensus state
+// single-node cell "disk corruption on a minority" for the consensus
+// superblock: both superblock copies of one partition's group (its slot
+// of the node's superblocks.sb) are damaged while the server is down, or
+// the slot's header is (the slot is then missing: the group's
+// consensus.vsr exists, so its superblock is lost just the same). A group of one has no peer to recover its consensus state
 // from, so that partition alone is fenced, as other fenced partitions
 // are: the server starts, the partition serves every message its files
 // verify (all of them here: only the consensus file is damaged), refuses
@@ -23,8 +26,11 @@ import (
 // was found, so the fence holds again at the next start. The server's
 // other partition serves and takes sends. In both durabilities.
 func TestSingleNodeConsensusSuperblockLostFencesThePartition(t *testing.T) {
-	for _, durability := range []string{"replicated", client.DurabilityPersisted} {
-		t.Run(durability, func(t *testing.T) {
+	for _, tc := range []struct{ durability, damage string }{
+		{"replicated", "copies"}, {client.DurabilityPersisted, "copies"}, {"replicated", "slot header"},
+	} {
+		durability := tc.durability
+		t.Run(durability+" "+tc.damage, func(t *testing.T) {
 			ts := startServer(t, t.TempDir())
 			c := ts.connect()
 			if _, err := c.CreateStream(ctx(t), "s"); err != nil {
@@ -37,15 +43,26 @@ func TestSingleNodeConsensusSuperblockLostFencesThePartition(t *testing.T) {
 			stream, topic := client.ID(0), client.ID(0)
 			sent := sendAll(t, c, stream, topic, 2, 300, 100, 50)
 			ts.stop()
-			name := filepath.Join(partitionDir(ts.dir), "consensus.vsr")
+			name := server.SuperblockFile(ts.dir)
 			file, err := os.ReadFile(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			const superblockZone = 4096 // FORMATS.md: after the 4 KiB header, two 4 KiB copies
-			file[superblockZone+64] ^= 0xff
-			file[superblockZone+4096+64] ^= 0xff
+			zone, header, ok := server.SuperblockZoneAt(file, 0, 0, 0)
+			if !ok {
+				t.Fatal("no superblock slot for partition 0")
+			}
+			if tc.damage == "copies" {
+				file[zone+64] ^= 0xff // FORMATS.md: two 4 KiB copies after the slot header
+				file[zone+4096+64] ^= 0xff
+			} else {
+				file[header+8] ^= 0xff // the group id, under the header checksum
+			}
 			if err := os.WriteFile(name, file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			consensus, err := os.ReadFile(filepath.Join(partitionDir(ts.dir), "consensus.vsr"))
+			if err != nil {
 				t.Fatal(err)
 			}
 
@@ -73,8 +90,18 @@ func TestSingleNodeConsensusSuperblockLostFencesThePartition(t *testing.T) {
 				}
 				t.Logf("start %d: %+v", start, stats.FencedPartitions[0])
 				ts2.stop()
-				if after, err := os.ReadFile(name); err != nil || !bytes.Equal(after, file) {
-					t.Fatalf("start %d: the damaged consensus file was changed (%v)", start, err)
+				after, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.damage == "copies" && !bytes.Equal(after[zone:zone+8192], file[zone:zone+8192]) {
+					t.Fatalf("start %d: the damaged superblock copies were changed", start)
+				}
+				if !bytes.Equal(after[header:header+4096], file[header:header+4096]) {
+					t.Fatalf("start %d: the damaged slot's header was changed", start)
+				}
+				if now, err := os.ReadFile(filepath.Join(partitionDir(ts.dir), "consensus.vsr")); err != nil || !bytes.Equal(now, consensus) {
+					t.Fatalf("start %d: the partition's consensus.vsr was changed (%v)", start, err)
 				}
 			}
 		})

@@ -13,11 +13,11 @@ import (
 )
 
 // vsrCheckpointed reports whether a partition's consensus.vsr holds a
-// checkpoint: the file reaches past its header sector and the two
-// superblock sectors into a checkpoint area.
+// checkpoint: the file reaches past its header sector into a checkpoint
+// area (its superblock copies are in the node's consensus/superblocks.sb).
 func vsrCheckpointed(partition string) bool {
 	info, err := os.Stat(filepath.Join(partition, "consensus.vsr"))
-	return err == nil && info.Size() > 3*4096
+	return err == nil && info.Size() > 4096
 }
 
 // segmentMessages counts the messages the segment logs of a partition
