@@ -201,6 +201,21 @@ func (r *Replica) onRecoveryResponse(m *Message) {
 			}
 		}
 	}
+	// A durable prepare the journal reloaded without its seal is sealed
+	// now: an open that found the log of its log view lost left the
+	// journal as it was (rerecordLoaded does not run then), and a prepare
+	// the recovered log keeps is otherwise never recorded, so the
+	// superblock that makes the recovered log view durable would wait for
+	// it forever (seed 68044: replica 0's op 33, durable, unsealed, held
+	// recordedHead at 32 below the log view's op 38 through every later
+	// view change).
+	if r.persisted() {
+		for op := r.checkpointOp + 1; op <= r.op; op++ {
+			if e := r.log.at(op); e != nil && e.prepare != nil && e.durable && !e.sealWritten && !e.recorded {
+				r.writeRedundantHeader(e)
+			}
+		}
+	}
 	if from.Replica != primary || from.Context.Hi == recoveryResponseViewChange || promised > latest {
 		// Without the primary's word (or when it promised a later view)
 		// this replica cannot rejoin the view as it stands: it takes the
