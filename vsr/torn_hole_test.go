@@ -624,3 +624,71 @@ func TestNoAckAboveAPrepareWriteOverItsHeaderCopy(t *testing.T) {
 	}
 	c.checkAgreement()
 }
+
+// TestRecoverySealsTheDurablePreparesItKeeps: a persisted backup (r1)
+// restarts with its log view recorded lost (LogViewLost, as an open that
+// finds the log of its log view replaced records it) and with the seal of
+// a durable prepare gone (its header zone sector read back blank). The
+// open leaves the journal as found, so it writes no seal; the recovery
+// that follows keeps that prepare in the log it installs. Unless the
+// recovery seals it, the journal never records it: recordedHead stays
+// below it, the replica never acks past it, and a superblock that makes a
+// later log view durable waits for it forever (seed 68044, a five-replica
+// core stuck in view changes for the whole liveness phase).
+func TestRecoverySealsTheDurablePreparesItKeeps(t *testing.T) {
+	cfg := DefaultConfig(7, 3, 0)
+	cfg.JournalSlots = 64
+	cfg.PipelinePrepareMax = 4
+	cfg.MessageSizeMax = 64 << 10
+	cfg.WALBytesMax = 16 << 20
+	cfg.Durability = Persisted
+	c := newTestCluster(t, cfg)
+	submit := func(id uint64, body string) {
+		t.Helper()
+		if err := c.client(id).Submit(OperationUserMin, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		for ticks := 0; c.client(id).Busy() && ticks < 3000; ticks++ {
+			c.tick(1)
+		}
+		if c.client(id).Busy() {
+			t.Fatalf("client %d's request %q did not commit:\n%s", id, body, c.status())
+		}
+	}
+	submit(1, "a")
+	submit(1, "b")
+	submit(1, "c")
+	c.tick(50)
+	r1 := c.nodes[1].replica
+	k := r1.CommitMax()
+	if e := r1.log.at(k); e == nil || !e.sealed {
+		t.Fatalf("r1 holds op %d as %+v, want it sealed:\n%s", k, e, c.status())
+	}
+	c.crash(1)
+	s := c.nodes[1].storage
+	slot := k % cfg.JournalSlots
+	clear(s.durable[ZoneWALHeaders][slot*SectorSize : (slot+1)*SectorSize])
+	sb := r1.sb.durable
+	sb.Sequence++
+	sb.LogViewLost = true
+	buf := make([]byte, SectorSize)
+	encodeSuperblock(&sb, buf)
+	copy(s.durable[ZoneSuperblock][(sb.Sequence%superblockCopies)*SectorSize:], buf)
+
+	c.start(1)
+	r1 = c.nodes[1].replica
+	if r1.Status() != StatusRecovering {
+		t.Fatalf("r1 restarted %s, want recovering (its log view recorded lost)", r1.Status())
+	}
+	c.tick(600)
+	if r1.Status() != StatusNormal {
+		t.Fatalf("r1 is %s after its recovery:\n%s", r1.Status(), c.status())
+	}
+	if got := r1.recordedHead(); got < k {
+		e := r1.log.at(k)
+		t.Fatalf("r1's journal records ops up to %d after the recovery, below op %d it keeps as %+v:\n%s", got, k, e, c.status())
+	}
+	submit(2, "d")
+	c.tick(100)
+	c.checkAgreement()
+}
