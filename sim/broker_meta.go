@@ -233,7 +233,11 @@ func (m *brokerMeta) start(i int) error {
 		mn.opened = true
 		if err != nil {
 			w.failAs("metadata", fmt.Errorf("node %d: the metadata group failed to open: %v", i, err))
+			return
 		}
+		// The node builds its scratch groups from its recovered
+		// metadata (broker_scratch.go).
+		w.reconcileScratch(i)
 	})
 	return nil
 }
@@ -398,8 +402,14 @@ func (e metaEffects) Applied(mach *metadata.Machine, op, _ uint64, operation uin
 			}
 		}
 	}
+	for _, ef := range effects {
+		if ef.Kind == metadata.EffectTopicCreated {
+			w.noteScratchCreated(mach, op, ef.TopicID)
+		}
+	}
+	w.reconcileScratch(e.node)
 	if s := mach.Stream(metadata.NamedID(brokerStreamName)); s != nil {
-		for g := range m.topicCommitted {
+		for g := 0; g < w.params.Groups; g++ {
 			if s.Topic(metadata.NamedID(metaTopicName(g))) != nil {
 				m.topicCommitted[g] = true
 			}
@@ -421,6 +431,10 @@ func (m *brokerMeta) topicVisible(i, g int) bool {
 // checkTopicGate is called before node i applies op of partition group g:
 // the metadata group must have committed the topic's create.
 func (m *brokerMeta) checkTopicGate(i, g int, op uint64) {
+	if m.w.isScratch(g) {
+		m.w.checkScratchGate(i, g, op)
+		return
+	}
 	if !m.topicCommitted[g] {
 		m.w.failAs("topic-gate", fmt.Errorf("node %d applied op %d of partition group %d (topic %s) before the metadata group committed the topic's create",
 			i, op, g, metaTopicName(g)))
@@ -633,7 +647,7 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 	// read probes, left waiting at the end-of-run check).
 	waiting := c.call != nil && c.call.retryAt != 0
 	if c.stopped {
-		waiting = waiting && w.livenessChecked(c.call.group)
+		waiting = waiting && w.callChecked(c.call)
 		needs = needs && waiting
 	}
 	idle := c.call == nil && !c.stopped && w.now >= c.nextTick
@@ -866,6 +880,9 @@ func (w *brokerWorld) bootstrapMeta() {
 	w.network.SetFaults(false)
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
+			if s == nil {
+				continue
+			}
 			s.SetFaults(false)
 		}
 	}
@@ -959,6 +976,9 @@ func (w *brokerWorld) bootstrapMeta() {
 	w.network.SetFaults(true)
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
+			if s == nil {
+				continue
+			}
 			s.SetFaults(true)
 		}
 	}
