@@ -844,14 +844,6 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		w.meta.handle(i, req)
 		return
 	}
-	if w.meta != nil && !w.meta.topicVisible(i, req.group) && !w.bugs.Has(vsr.BugPartitionOpBeforeTopic) {
-		// The server resolves the topic in its metadata view before it
-		// submits to the partition (metadata.ResolveSend): none, no op.
-		w.meta.counters.gated++
-		w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: &brokerReply{client: req.client, request: req.request, group: req.group,
-			op: req.op, code: uint32(metadata.CodeTopicIDNotFound), hint: w.primaryHint(i, req.group)}})
-		return
-	}
 	if req.group == brokerScratchGroup {
 		g, code := w.resolveScratch(i, req.topic)
 		if code != 0 {
@@ -863,6 +855,13 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		r.group = w.history.entries[req.entry].resolve(g, w.clients[req.client])
 		r.start = w.history.entries[req.entry].start
 		req = &r
+	} else if w.meta != nil && !w.meta.topicVisible(i, req.group) && !w.bugs.Has(vsr.BugPartitionOpBeforeTopic) {
+		// The server resolves the topic in its metadata view before it
+		// submits to the partition (metadata.ResolveSend): none, no op.
+		w.meta.counters.gated++
+		w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: &brokerReply{client: req.client, request: req.request, group: req.group,
+			op: req.op, code: uint32(metadata.CodeTopicIDNotFound), hint: w.primaryHint(i, req.group)}})
+		return
 	}
 	h := node.hosts[req.group]
 	w.inputNode, w.inputGroup = i, req.group

@@ -280,7 +280,7 @@ func (w *brokerWorld) porcupineOps() []porcupine.Operation {
 	// core serves them after the run.
 	end := int64(w.events + 1)
 	for g := range w.finalLogs {
-		if w.finalLogs[g] == nil && w.waived(g) != "" {
+		if (w.finalLogs[g] == nil || w.deleted(g)) && w.waived(g) != "" {
 			continue
 		}
 		p := w.primaryOf(g)
@@ -382,7 +382,7 @@ func (w *brokerWorld) check() (string, error) {
 	}
 	ops := w.porcupineOps()
 	if result, _ := porcupine.CheckOperationsVerbose(brokerModel, ops, 0); result != porcupine.Ok {
-		return "linearizability", fmt.Errorf("broker history of %d operations is not linearizable against the partition log and offset models (%s)", len(ops), result)
+		return "linearizability", fmt.Errorf("broker history of %d operations is not linearizable against the partition log and offset models (%s)%s", len(ops), result, w.illegalPartition(ops))
 	}
 	return "", nil
 }
@@ -548,4 +548,26 @@ func (w *brokerWorld) logicalOf(id uint64) (logical, index int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// illegalPartition names the first partition of the history (a group's
+// log, or a consumer offset) that is not linearizable, for the report.
+func (w *brokerWorld) illegalPartition(ops []porcupine.Operation) string {
+	for _, part := range brokerModel.Partition(ops) {
+		if porcupine.CheckOperations(brokerModel, part) {
+			continue
+		}
+		key := part[0].Input.(brokerLinInput).key
+		if key < 1<<32 {
+			out := fmt.Sprintf(": group %d's log", key)
+			if w.verbose != nil {
+				for _, op := range part {
+					out += fmt.Sprintf("\n  client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, brokerModel.DescribeOperation(op.Input, op.Output))
+				}
+			}
+			return out
+		}
+		return fmt.Sprintf(": group %d's offset of client %d", key>>32-1, key&(1<<32-1)-1)
+	}
+	return ""
 }

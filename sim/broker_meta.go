@@ -678,7 +678,7 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 		}
 		topic = brokerGroupsMax + mc.prng.IntN(brokerScratchTopics)
 		if op == metaGetTopic && mc.prng.Chance(PPM/3) {
-			topic = mc.prng.IntN(w.groups)
+			topic = mc.prng.IntN(w.params.Groups)
 		}
 	}
 	req := metaRequest{op: op, topic: topic, session: mc.session}
@@ -779,7 +779,7 @@ func (m *brokerMeta) clientReceive(c *brokerClient, rep *brokerReply) {
 	case metaCreateStream:
 		mc.needStream = false
 	case metaCreateTopic:
-		if call.req.topic < w.groups {
+		if call.req.topic < w.params.Groups {
 			mc.needTopic[call.req.topic] = false
 			if uint32(code) == uint32(metadata.CodeStreamIDNotFound) {
 				mc.needStream, mc.needTopic[call.req.topic] = true, true
@@ -863,10 +863,10 @@ func (m *brokerMeta) operatorID() vsr.Uint128 {
 
 // bootTopics is how many partition topics the operator creates.
 func (m *brokerMeta) bootTopics() int {
-	if m.w.groups == 1 {
+	if m.w.params.Groups == 1 {
 		return 0
 	}
-	return m.w.groups - 1
+	return m.w.params.Groups - 1
 }
 
 // bootstrapTicksMax bounds the bootstrap (faults off: a few commits).
