@@ -125,7 +125,10 @@ type metaClient struct {
 
 // metaNode is one node's replica of the metadata group.
 type metaNode struct {
-	host    *group.MetaHost
+	// appliedOp is a lower bound of the op the host's machine holds:
+	// its checkpoint's at open, then every op applied since.
+	appliedOp uint64
+	host      *group.MetaHost
 	storage *Storage
 	opened  bool
 	reads   []metaRead
@@ -223,7 +226,7 @@ func (m *brokerMeta) start(i int) error {
 	if err != nil {
 		return fmt.Errorf("sim: node %d metadata group: %w", i, err)
 	}
-	mn.host, mn.opened, mn.reads = h, false, nil
+	mn.host, mn.opened, mn.reads, mn.appliedOp = h, false, nil, 0
 	m.commits.OnReset(i)
 	w.inputNode, w.inputGroup = i, brokerMetaGroup
 	h.Open(func(err error) {
@@ -237,6 +240,7 @@ func (m *brokerMeta) start(i int) error {
 		}
 		// The node builds its scratch groups from its recovered
 		// metadata (broker_scratch.go).
+		mn.appliedOp = max(mn.appliedOp, h.Replica().CheckpointOp())
 		w.reconcileScratch(i)
 	})
 	return nil
@@ -394,6 +398,7 @@ func (e metaEffects) Applied(mach *metadata.Machine, op, _ uint64, operation uin
 		return
 	}
 	m.appliedAt[key] = op
+	m.nodes[e.node].appliedOp = max(m.nodes[e.node].appliedOp, op)
 	if h := m.nodes[e.node].host; h != nil && h.Replica().Primary() {
 		m.counters.commits++
 		for _, ef := range effects {

@@ -209,9 +209,27 @@ func (w *brokerWorld) reconcileScratch(i int) {
 		}
 	}
 	for g := w.params.Groups; g < w.groups; g++ {
-		if node.storages[g] != nil && want[w.slots[g].topic-brokerGroupsMax] != g {
-			w.stopScratch(i, g)
+		sg := w.slots[g]
+		if node.storages[g] == nil || want[sg.topic-brokerGroupsMax] == g {
+			continue
 		}
+		if mn.appliedOp < sg.createdOp {
+			// Its recovered metadata predates the create (a restart
+			// opened over an older checkpoint): the group is not the
+			// node's yet, but its storage stays for when the create
+			// applies again.
+			if node.hosts[g] != nil {
+				node.storages[g].Crash(false) // the host's IOs in flight die with it
+				node.segments[g].crash(false)
+				node.segments[g].hostGen++
+				w.unhealthy[g][i] = !sg.persisted
+				node.hosts[g], node.opened[g] = nil, false
+				w.observed[i][g] = nil
+				w.commits[g].OnReset(i)
+			}
+			continue
+		}
+		w.stopScratch(i, g)
 	}
 	for _, g := range want {
 		if g >= 0 && node.hosts[g] == nil {
