@@ -408,8 +408,11 @@ func (e metaEffects) Applied(mach *metadata.Machine, op, _ uint64, operation uin
 		}
 	}
 	for _, ef := range effects {
-		if ef.Kind == metadata.EffectTopicCreated {
+		switch {
+		case ef.Kind == metadata.EffectTopicCreated:
 			w.noteScratchCreated(mach, op, ef.TopicID)
+		case ef.Kind == metadata.EffectTopicDeleted && ef.StreamID == brokerStreamID(mach):
+			w.noteScratchDeleted(e.node, op, ef.TopicID)
 		}
 	}
 	w.reconcileScratch(e.node)
@@ -1003,4 +1006,13 @@ func (m *brokerMeta) primary() int {
 		}
 	}
 	return best
+}
+
+// brokerStreamID returns the id of the stream "broker" in m, or the
+// largest id (no stream of that id) if it has none.
+func brokerStreamID(m *metadata.Machine) uint32 {
+	if s := m.Stream(metadata.NamedID(brokerStreamName)); s != nil {
+		return s.ID
+	}
+	return ^uint32(0)
 }

@@ -222,7 +222,6 @@ func (w *brokerWorld) reconcileScratch(i int) {
 				node.storages[g].Crash(false) // the host's IOs in flight die with it
 				node.segments[g].crash(false)
 				node.segments[g].hostGen++
-				w.unhealthy[g][i] = !sg.persisted
 				node.hosts[g], node.opened[g] = nil, false
 				w.observed[i][g] = nil
 				w.commits[g].OnReset(i)
@@ -265,18 +264,36 @@ func (w *brokerWorld) startScratch(i, g int) {
 // storage (production removes the partition's directory).
 func (w *brokerWorld) stopScratch(i, g int) {
 	node := w.nodes[i]
-	sg := w.slots[g]
-	if sg.deletedTick == 0 {
-		sg.deletedTick = w.now
-		w.scratchCounters.deleted++
-		w.logf("scratch topic %s group %d deleted (node %d applied the delete)", metaTopicName(sg.topic), g, i)
-	}
+	w.markDeleted(g, i)
 	node.hosts[g], node.storages[g], node.segments[g], node.opened[g] = nil, nil, nil, false
 	if w.observed != nil {
 		w.observed[i][g] = nil
 	}
 	w.unhealthy[g][i] = false
 	w.commits[g].OnReset(i)
+}
+
+// markDeleted notes that node i applied the delete of scratch slot g's
+// topic: the first such apply ends the slot's checks.
+func (w *brokerWorld) markDeleted(g, i int) {
+	sg := w.slots[g]
+	if sg.deletedTick == 0 {
+		sg.deletedTick = w.now
+		w.scratchCounters.deleted++
+		w.logf("scratch topic %s group %d deleted (node %d applied the delete)", metaTopicName(sg.topic), g, i)
+	}
+}
+
+// noteScratchDeleted marks the slot of topic id topicID deleted when node
+// i applied its delete at op (also a node that never held the group):
+// the live slots' topic ids are distinct, so the one of that id created
+// before op is the deleted one.
+func (w *brokerWorld) noteScratchDeleted(i int, op uint64, topicID uint32) {
+	for g := w.params.Groups; g < w.groups; g++ {
+		if sg := w.slots[g]; sg.topicID == topicID && sg.createdOp < op && sg.deletedTick == 0 {
+			w.markDeleted(g, i)
+		}
+	}
 }
 
 // checkScratchGate is called before node i applies op of scratch group
