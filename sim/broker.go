@@ -18,7 +18,9 @@ import (
 // partition state machine (server/partition) through the real group host
 // (server/group) in the seeded world of faults: every node hosts
 // Params.Groups partition groups (group ids 0..Groups-1, so that their
-// primaries spread over the nodes), each over its own simulated disk
+// primaries spread over the nodes), and the groups of the scratch topics
+// that exist in its metadata (group ids from Groups up, one per
+// incarnation of a topic, broker_scratch.go), each over its own simulated disk
 // (superblock, journal, checkpoint zones with every storage fault) and its
 // own simulated segment store; a crash or power loss of a node takes all
 // its groups' storage together. Messages between replicas travel the

@@ -22,8 +22,10 @@ import (
 // Clients create the stream "broker" and the topic "p<g>" of partition
 // group g when a partition operation is refused because its topic does not
 // exist, and otherwise create, delete and look up the scratch topics
-// "x0".."x2" while others send. Partition groups stay statically
-// configured (one per topic "p<g>", never deleted); a node admits a
+// "x0".."x2" while others send. The groups of the topics "p<g>" are
+// configured statically (never deleted); those of the scratch topics are
+// started and stopped by each node as their creates and deletes commit in
+// its metadata (broker_scratch.go). A node admits a
 // partition operation only once its applied metadata holds the topic, as
 // the server resolves a send's topic in its metadata view before it
 // submits to the partition (metadata.ResolveSend), and answers 2010
@@ -129,10 +131,10 @@ type metaNode struct {
 	// its checkpoint's at open, then every op applied since.
 	appliedOp uint64
 	host      *group.MetaHost
-	storage *Storage
-	opened  bool
-	reads   []metaRead
-	ticks   uint64
+	storage   *Storage
+	opened    bool
+	reads     []metaRead
+	ticks     uint64
 }
 
 type metaRead struct {

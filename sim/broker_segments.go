@@ -44,7 +44,7 @@ type simSegments struct {
 	batches   [][]byte
 	syncedEnd uint64
 	// epoch counts purges: a sync started before one covers nothing after.
-	epoch   uint64
+	epoch uint64
 	// hostGen counts the hosts dropped without a crash of the node (a
 	// scratch group stopped, broker_scratch.go): a sync started for one
 	// is not its successor's.
