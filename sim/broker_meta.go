@@ -294,6 +294,12 @@ func (m *brokerMeta) tickHosts() {
 		}
 		m.serveReads(i)
 		r := h.Replica()
+		if m.nodes[i].opened {
+			// A state transfer replaces the machine without an apply:
+			// the node's scratch groups follow it here.
+			m.nodes[i].appliedOp = max(m.nodes[i].appliedOp, r.CheckpointOp())
+			w.reconcileScratch(i)
+		}
 		m.commits.Scan(i, r)
 		m.commitMax = max(m.commitMax, r.CommitNumber())
 		if err := h.Err(); err != nil {
