@@ -656,6 +656,9 @@ func (w *brokerWorld) afterInput() {
 func (w *brokerWorld) downCount() int {
 	worst := 0
 	for g := 0; g < w.groups; g++ {
+		if w.deleted(g) {
+			continue // its delete committed: no longer a group to keep safe
+		}
 		n := 0
 		for i := range w.nodes {
 			if !w.nodes[i].up || w.unhealthy[g][i] {

@@ -49,6 +49,10 @@ const (
 	// brokerScratchTopics is how many scratch topic names clients create
 	// and delete.
 	brokerScratchTopics = 3
+	// brokerPersistedScratchTopic is the name index of the scratch topic
+	// created persisted ("x1"; the others are replicated): its group's
+	// durability is the topic's option, as in production.
+	brokerPersistedScratchTopic = brokerGroupsMax + 1
 	// metaOpSharePPM is the share of a client's operations that are
 	// scratch metadata operations.
 	metaOpSharePPM = PPM / 20
@@ -614,10 +618,14 @@ func encodeMetaBody(client int, request uint64, op metaOp, topic int) []byte {
 	case metaDeleteTopic:
 		return metadata.EncodeOp(env, &metadata.DeleteTopic{Stream: metadata.NamedID(brokerStreamName), Topic: metadata.NamedID(metaTopicName(topic))})
 	}
+	durability := metadata.DurabilityReplicated
+	if topic == brokerPersistedScratchTopic {
+		durability = metadata.DurabilityPersisted
+	}
 	return metadata.EncodeOp(env, &metadata.CreateTopic{Stream: metadata.NamedID(brokerStreamName), PartitionsCount: 1, Name: metaTopicName(topic),
 		Options: metadata.TopicOptions{MessageExpiryMicros: metadata.NeverExpires, CompressionAlgorithm: metadata.CompressionNone,
 			MaxTopicSizeBytes: metadata.NeverExpires, SegmentSizeBytes: 1 << 30, MessagesRequiredToSave: 1024,
-			SizeOfMessagesRequiredToSaveBytes: 1 << 20, Durability: metadata.DurabilityReplicated, ConsumerOffsetDurability: metadata.DurabilityReplicated}})
+			SizeOfMessagesRequiredToSaveBytes: 1 << 20, Durability: durability, ConsumerOffsetDurability: durability}})
 }
 
 // clientTick drives client c's metadata call, or starts one; it reports

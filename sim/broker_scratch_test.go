@@ -44,6 +44,9 @@ func TestBrokerScratchGroupsComeAndGo(t *testing.T) {
 	t.Logf("seed %d: scratch %+v", res.Params.Seed, res.broker.scratch)
 	checked := false
 	for g := w.params.Groups; g < w.groups; g++ {
+		if sg := w.slots[g]; sg.persisted != (sg.topic == brokerPersistedScratchTopic) || w.configs[0][g].Replica.Group != uint64(g) {
+			t.Fatalf("group %d (topic %s): persisted %v, vsr group %d", g, metaTopicName(sg.topic), sg.persisted, w.configs[0][g].Replica.Group)
+		}
 		if !w.deleted(g) {
 			continue
 		}
