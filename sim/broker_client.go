@@ -377,9 +377,18 @@ func (c *brokerClient) receiveScratch(rep *brokerReply, answer func(sendOutcome)
 	switch {
 	case rep.code == uint32(metadata.CodeTopicIDNotFound):
 		// No such topic at the node (deleted, or not created yet there):
-		// nothing was submitted; the client gives up the call.
+		// nothing was submitted. The client gives up the call, unless an
+		// earlier invocation may still commit in a group that lives on
+		// (the node asked may lag in its metadata; seed 682: invocation
+		// 82 waited in group 1's pipeline while a lagging node refused
+		// invocation 83, and it committed after the liveness phase found
+		// the core converged).
 		if call.op == brokerSend {
 			answer(outcomeNotApplied)
+			if c.sendMayStillCommit(call) {
+				c.retry(true, -1)
+				return true
+			}
 			for g := w.params.Groups; g < w.groups; g++ {
 				if sg := w.slots[g]; sg.topic == call.topic && sg.deletedTick != 0 {
 					w.scratchCounters.refused++
@@ -398,6 +407,20 @@ func (c *brokerClient) receiveScratch(rep *brokerReply, answer func(sendOutcome)
 		}
 		c.retry(true, -1)
 		return true
+	}
+	return false
+}
+
+// sendMayStillCommit reports whether an invocation of call's logical send
+// was routed to a scratch group whose topic is not deleted and has no
+// known outcome: it may still commit there.
+func (c *brokerClient) sendMayStillCommit(call *brokerCall) bool {
+	w := c.w
+	for _, a := range w.history.logicals[call.logical].attempts {
+		e := &w.history.entries[a]
+		if e.group >= 0 && !w.deleted(e.group) && (!e.done || e.outcome == outcomeUnknown) {
+			return true
+		}
 	}
 	return false
 }
