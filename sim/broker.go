@@ -18,9 +18,7 @@ import (
 // partition state machine (server/partition) through the real group host
 // (server/group) in the seeded world of faults: every node hosts
 // Params.Groups partition groups (group ids 0..Groups-1, so that their
-// primaries spread over the nodes), and the groups of the scratch topics
-// that exist in its metadata (group ids from Groups up, one per
-// incarnation of a topic, broker_scratch.go), each over its own simulated disk
+// primaries spread over the nodes), each over its own simulated disk
 // (superblock, journal, checkpoint zones with every storage fault) and its
 // own simulated segment store; a crash or power loss of a node takes all
 // its groups' storage together. Messages between replicas travel the
@@ -64,12 +62,6 @@ type brokerRequest struct {
 	start   uint64       // poll
 	count   uint32       // poll
 	meta    *metaRequest // a metadata request (group brokerMetaGroup)
-	// topic is a scratch request's name index (group brokerScratchGroup,
-	// routed by the node's metadata, broker_scratch.go); entry is its
-	// history entry, which the node names the slot and the poll's start
-	// in (the simulator's bookkeeping, not the wire's).
-	topic int
-	entry int
 }
 
 // brokerReply answers one invocation.
@@ -229,14 +221,6 @@ type brokerWorld struct {
 	// answers checks that every request a host accepts is answered
 	// within the host's bound (check_answers.go).
 	answers AnswerChecker
-	// slots[g] is scratch slot g's incarnation (nil for a static
-	// group); scratchSlots finds a slot by its incarnation's key (never
-	// iterated); scratchRoot forks the slots' storage streams
-	// (broker_scratch.go).
-	slots           []*scratchGroup
-	scratchSlots    map[scratchKey]int
-	scratchRoot     *PRNG
-	scratchCounters scratchCounters
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
@@ -363,10 +347,7 @@ func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*broker
 			return nil, err
 		}
 		w.meta = m
-		w.scratchRoot = root.Fork(11)
 	}
-	w.slots = make([]*scratchGroup, w.groups)
-	w.scratchSlots = map[scratchKey]int{}
 	for i := 0; i < n; i++ {
 		if err := w.start(i); err != nil {
 			return nil, err
@@ -387,43 +368,33 @@ func (w *brokerWorld) start(i int) error {
 			return err
 		}
 	}
-	for g := 0; g < w.params.Groups; g++ {
-		if err := w.startHost(i, g); err != nil {
-			return err
-		}
-	}
-	// Scratch groups start once the metadata host opened
-	// (reconcileScratch); until then the node holds none.
-	return nil
-}
-
-// startHost creates node i's host of group g over its storage and opens it.
-func (w *brokerWorld) startHost(i, g int) error {
-	node := w.nodes[i]
-	h, err := group.New(w.configs[i][g], group.Binding{
-		Storage: node.storages[g],
-		Peers:   brokerPeers{w: w, node: i, group: g},
-		Clock:   node.clock,
-		Effects: w.observe(i, g),
-		Replies: brokerReplies{w: w, node: i, group: g},
-	})
-	if err != nil {
-		return fmt.Errorf("sim: node %d group %d: %w", i, g, err)
-	}
-	node.hosts[g] = h
-	w.observed[i][g].host = h
-	node.opened[g] = false
-	w.commits[g].OnReset(i)
-	h.Open(func(err error) {
-		if node.hosts[g] != h {
-			return
-		}
-		node.opened[g] = true
+	for g := 0; g < w.groups; g++ {
+		h, err := group.New(w.configs[i][g], group.Binding{
+			Storage: node.storages[g],
+			Peers:   brokerPeers{w: w, node: i, group: g},
+			Clock:   node.clock,
+			Effects: w.observe(i, g),
+			Replies: brokerReplies{w: w, node: i, group: g},
+		})
 		if err != nil {
-			w.logf("node %d group %d failed to open: %v", i, g, err)
-			w.noteFence(g, fmt.Sprintf("node %d failed to open: %v", i, err))
+			return fmt.Errorf("sim: node %d group %d: %w", i, g, err)
 		}
-	})
+		node.hosts[g] = h
+		w.observed[i][g].host = h
+		node.opened[g] = false
+		w.commits[g].OnReset(i)
+		g := g
+		h.Open(func(err error) {
+			if node.hosts[g] != h {
+				return
+			}
+			node.opened[g] = true
+			if err != nil {
+				w.logf("node %d group %d failed to open: %v", i, g, err)
+				w.noteFence(g, fmt.Sprintf("node %d failed to open: %v", i, err))
+			}
+		})
+	}
 	return nil
 }
 
@@ -568,9 +539,6 @@ func (w *brokerWorld) Tick() {
 	}
 	for i, node := range w.nodes {
 		for g := 0; g < w.groups && node.up; g++ {
-			if node.storages[g] == nil {
-				continue // a scratch group the node does not hold
-			}
 			w.inputNode, w.inputGroup = i, g
 			node.storages[g].Tick(w.now)
 			w.afterInput()
@@ -586,30 +554,21 @@ func (w *brokerWorld) Tick() {
 	for i, node := range w.nodes {
 		for g := 0; g < w.groups && node.up; g++ {
 			h := node.hosts[g]
-			if h == nil {
-				continue // a scratch group the node does not hold
-			}
 			w.inputNode, w.inputGroup = i, g
 			h.Tick()
 			w.afterInput()
 			if !node.up {
 				break
 			}
-			if node.hosts[g] != h {
-				continue // stopped by a metadata apply of the input
-			}
 			r := h.Replica()
 			w.answers.OnCommitNumber(i, g, r.CommitNumber(), w.now)
-			if w.deleted(g) {
-				continue // its delete committed: no more checks
-			}
 			w.commits[g].Scan(i, r)
 			w.commitMax[g] = max(w.commitMax[g], r.CommitNumber())
 			if err := h.Err(); err != nil {
 				w.noteFence(g, fmt.Sprintf("node %d: %v", i, err))
 			}
 			if w.unhealthy[g][i] && r.Status() == vsr.StatusNormal && r.CommitNumber() >= r.CommitMax() &&
-				(w.persisted(g) || r.HoldsLog()) {
+				(w.params.groupPersisted(g) || r.HoldsLog()) {
 				w.unhealthy[g][i] = false
 			}
 		}
@@ -689,9 +648,6 @@ func (w *brokerWorld) afterInput() {
 func (w *brokerWorld) downCount() int {
 	worst := 0
 	for g := 0; g < w.groups; g++ {
-		if w.deleted(g) {
-			continue // its delete committed: no longer a group to keep safe
-		}
 		n := 0
 		for i := range w.nodes {
 			if !w.nodes[i].up || w.unhealthy[g][i] {
@@ -721,9 +677,6 @@ func (w *brokerWorld) timedCrash(i int, kind timedKind, ppm uint32) {
 	powerLoss := w.params.Durability == DurabilityPersisted && w.timed.Chance(w.params.PowerLossPPM)
 	w.pendingCrashes = append(w.pendingCrashes, pendingCrash{replica: i, kind: kind, powerLoss: powerLoss})
 	for _, s := range w.nodes[i].storages {
-		if s == nil {
-			continue
-		}
 		s.interrupt = true
 	}
 	if w.meta != nil {
@@ -825,14 +778,6 @@ func (w *brokerWorld) deliver(from, to int, p *brokerPacket, corrupted bool) {
 		return // a corrupted group id: no host of it here
 	}
 	h := node.hosts[g]
-	if h == nil {
-		// A group this node does not hold (not yet, or no longer): the
-		// server drops it (Server.ReceiveReplica).
-		if corrupted {
-			w.counters.CorruptedRejected++
-		}
-		return
-	}
 	w.inputNode, w.inputGroup = to, g
 	if corrupted {
 		w.deliverCorrupted(to, g, h, p.msg)
@@ -882,18 +827,7 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		w.meta.handle(i, req)
 		return
 	}
-	if req.group == brokerScratchGroup {
-		g, code := w.resolveScratch(i, req.topic)
-		if code != 0 {
-			w.network.Send(w.now, i, w.n+req.client, &brokerPacket{rep: &brokerReply{client: req.client, request: req.request, group: brokerScratchGroup,
-				op: req.op, code: code, hint: -1}})
-			return
-		}
-		r := *req
-		r.group = w.history.entries[req.entry].resolve(g, w.clients[req.client])
-		r.start = w.history.entries[req.entry].start
-		req = &r
-	} else if w.meta != nil && !w.meta.topicVisible(i, req.group) && !w.bugs.Has(vsr.BugPartitionOpBeforeTopic) {
+	if w.meta != nil && !w.meta.topicVisible(i, req.group) && !w.bugs.Has(vsr.BugPartitionOpBeforeTopic) {
 		// The server resolves the topic in its metadata view before it
 		// submits to the partition (metadata.ResolveSend): none, no op.
 		w.meta.counters.gated++

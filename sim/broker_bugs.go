@@ -170,9 +170,6 @@ func (w *brokerWorld) checkCheckpointFrontier(i, g int) {
 		return
 	}
 	o := w.observed[i][g]
-	if o == nil {
-		return // a scratch group the node does not hold
-	}
 	h := o.host
 	if h == nil || !h.DescriptorCheckpoints() || h.Err() != nil {
 		return
@@ -221,14 +218,11 @@ func (w *brokerWorld) checkCheckpointFrontier(i, g int) {
 // checkReplyBarrier checks a committed send's reply on a persisted topic:
 // every batch its op flushed is synced on the replying node.
 func (w *brokerWorld) checkReplyBarrier(i, g int, reply group.Reply) {
-	if !w.persisted(g) || reply.Disposition != vsr.DispositionNone || reply.Code != wire.ErrorCodeOK ||
+	if !w.params.groupPersisted(g) || reply.Disposition != vsr.DispositionNone || reply.Code != wire.ErrorCodeOK ||
 		reply.Operation != partition.OperationSendMessages || w.observed == nil {
 		return
 	}
 	o := w.observed[i][g]
-	if o == nil {
-		return
-	}
 	upTo, ok := o.flushedBy[reply.Op]
 	if !ok {
 		return

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -225,9 +224,6 @@ func (w *brokerWorld) porcupineOps() []porcupine.Operation {
 	resolved := w.resolvePendingSends()
 	for i := range h.entries {
 		e := &h.entries[i]
-		if e.group < 0 {
-			continue // a scratch invocation no node routed: it took no effect
-		}
 		if (e.op == brokerSend || e.op == brokerStore || e.op == brokerReadOffset) && w.waived(e.group) != "" {
 			// Lost memory: the log and offsets may have lost what was
 			// acknowledged; the named rules that need no durability
@@ -282,20 +278,17 @@ func (w *brokerWorld) porcupineOps() []porcupine.Operation {
 	// core serves them after the run.
 	end := int64(w.events + 1)
 	for g := range w.finalLogs {
-		if (w.finalLogs[g] == nil || w.deleted(g)) && w.waived(g) != "" {
+		if w.finalLogs[g] == nil && w.waived(g) != "" {
 			continue
 		}
 		p := w.primaryOf(g)
-		if p < 0 && !w.deleted(g) {
+		if p < 0 {
 			continue
 		}
 		log := w.finalLogs[g]
 		ops = append(ops, porcupine.Operation{ClientId: len(w.clients), Call: end, Return: end + 1,
 			Input:  brokerLinInput{op: brokerPoll, key: g, count: uint32(len(log))},
 			Output: brokerLinOutput{known: true, ids: log}})
-		if w.isScratch(g) {
-			continue // no consumer offsets are stored in a scratch topic
-		}
 		v := w.nodes[p].hosts[g].View()
 		for c := range w.clients {
 			value, found := v.StoredOffset(consumerKey(c))
@@ -326,33 +319,10 @@ func (w *brokerWorld) resolvePendingSends() map[int]uint64 {
 	}
 	for l := range h.logicals {
 		lg := &h.logicals[l]
-		// A scratch send's invocations may have reached different
-		// incarnations of its topic: each group's occurrences are matched
-		// with the invocations routed to it.
-		var groups []int
-		for _, a := range lg.attempts {
-			if g := h.entries[a].group; g >= 0 && !slices.Contains(groups, g) {
-				groups = append(groups, g)
-			}
-		}
-		for _, g := range groups {
-			w.resolveLogical(lg, g, occurrences, out)
-		}
-	}
-	return out
-}
-
-// resolveLogical resolves the invocations of lg routed to group g.
-func (w *brokerWorld) resolveLogical(lg *brokerLogical, g int, occurrences map[uint64][]uint64, out map[int]uint64) {
-	h := &w.history
-	{
-		offs := append([]uint64(nil), occurrences[uint64(g)<<62^lg.firstID]...)
+		offs := occurrences[uint64(lg.group)<<62^lg.firstID]
 		var pending []int
 		for _, a := range lg.attempts {
 			e := &h.entries[a]
-			if e.group != g {
-				continue
-			}
 			switch {
 			case e.done && e.outcome == outcomeOK:
 				for k, off := range offs {
@@ -369,6 +339,7 @@ func (w *brokerWorld) resolveLogical(lg *brokerLogical, g int, occurrences map[u
 			out[pending[k]] = offs[k]
 		}
 	}
+	return out
 }
 
 // check runs the end-of-run broker checkers and returns the first
@@ -384,7 +355,7 @@ func (w *brokerWorld) check() (string, error) {
 	}
 	ops := w.porcupineOps()
 	if result, _ := porcupine.CheckOperationsVerbose(brokerModel, ops, 0); result != porcupine.Ok {
-		return "linearizability", fmt.Errorf("broker history of %d operations is not linearizable against the partition log and offset models (%s)%s", len(ops), result, w.illegalPartition(ops))
+		return "linearizability", fmt.Errorf("broker history of %d operations is not linearizable against the partition log and offset models (%s)", len(ops), result)
 	}
 	return "", nil
 }
@@ -456,11 +427,10 @@ func (w *brokerWorld) brokerRules() (string, error) {
 			continue
 		}
 		final := w.finalLog(g)
-		// lost-write: every acknowledged message is at its offset (of a
-		// scratch topic whose delete committed, no longer required).
+		// lost-write: every acknowledged message is at its offset.
 		for i := range h.entries {
 			e := &h.entries[i]
-			if w.deleted(g) || e.group != g || e.op != brokerSend || !e.done || e.outcome != outcomeOK {
+			if e.group != g || e.op != brokerSend || !e.done || e.outcome != outcomeOK {
 				continue
 			}
 			for k := 0; k < e.count; k++ {
@@ -490,24 +460,14 @@ func (w *brokerWorld) brokerRules() (string, error) {
 		}
 		for l := range h.logicals {
 			lg := &h.logicals[l]
-			if lg.group != g && lg.group != brokerScratchGroup {
+			if lg.group != g {
 				continue
 			}
-			may, routed := 0, 0
+			may := 0
 			for _, a := range lg.attempts {
-				if h.entries[a].group != g {
-					continue
-				}
-				routed++
 				if h.entries[a].outcome != outcomeNotApplied {
 					may++
 				}
-			}
-			if routed == 0 {
-				if n := count[lg.firstID]; n > 0 {
-					return "phantom-write", fmt.Errorf("group %d: message %x is in the log %d times, but no invocation of its send was routed to the group", g, lg.firstID, n)
-				}
-				continue
 			}
 			if n := count[lg.firstID]; n > may {
 				if may == 0 {
@@ -550,26 +510,4 @@ func (w *brokerWorld) logicalOf(id uint64) (logical, index int, ok bool) {
 		}
 	}
 	return 0, 0, false
-}
-
-// illegalPartition names the first partition of the history (a group's
-// log, or a consumer offset) that is not linearizable, for the report.
-func (w *brokerWorld) illegalPartition(ops []porcupine.Operation) string {
-	for _, part := range brokerModel.Partition(ops) {
-		if porcupine.CheckOperations(brokerModel, part) {
-			continue
-		}
-		key := part[0].Input.(brokerLinInput).key
-		if key < 1<<32 {
-			out := fmt.Sprintf(": group %d's log", key)
-			if w.verbose != nil {
-				for _, op := range part {
-					out += fmt.Sprintf("\n  client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, brokerModel.DescribeOperation(op.Input, op.Output))
-				}
-			}
-			return out
-		}
-		return fmt.Sprintf(": group %d's offset of client %d", key>>32-1, key&(1<<32-1)-1)
-	}
-	return ""
 }

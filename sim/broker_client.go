@@ -30,12 +30,9 @@ const (
 
 // brokerEntry is one invocation in the broker history.
 type brokerEntry struct {
-	op     brokerOp
-	client int
-	// group is the group (slot) the invocation went to; a scratch
-	// invocation's is -1 until a node routed it (resolve).
+	op       brokerOp
+	client   int
 	group    int
-	topic    int // the name index the client addressed
 	request  uint64
 	call     uint64 // event order of the invocation
 	ret      uint64 // event order of the answer (when done)
@@ -78,13 +75,8 @@ type brokerHistory struct {
 
 // brokerCall is a client's operation in progress.
 type brokerCall struct {
-	op brokerOp
-	// group is the static group, or brokerScratchGroup; topic the name
-	// index (the group's for a static one); slot the scratch slot the
-	// last answer came from (-1: none).
+	op        brokerOp
 	group     int
-	topic     int
-	slot      int
 	request   uint64
 	entry     int
 	logical   int
@@ -125,15 +117,15 @@ type brokerClient struct {
 	nextID   uint64
 	call     *brokerCall
 	nextTick uint64
-	target   []int    // per name index: the node to ask
-	pos      []uint64 // per group (slot): the next offset to poll
-	polled   []bool   // per group (slot): pos is an offset this client polled
+	target   []int    // per group: the node to ask
+	pos      []uint64 // per group: the next offset to poll
+	polled   []bool   // per group: pos is an offset this client polled
 	retries  uint64
 }
 
 func newBrokerClient(w *brokerWorld, index int, prng *PRNG) *brokerClient {
 	c := &brokerClient{w: w, index: index, node: w.n + index, prng: prng,
-		target: make([]int, metaTopicNames), pos: make([]uint64, w.groups), polled: make([]bool, w.groups)}
+		target: make([]int, w.groups), pos: make([]uint64, w.groups), polled: make([]bool, w.groups)}
 	for g := range c.target {
 		c.target[g] = int(vsr.PrimaryIndex(0, uint64(g), uint8(w.n)))
 	}
@@ -161,7 +153,7 @@ func (c *brokerClient) tick() {
 			// another node, and wait longer.
 			call.timeout = min(2*call.timeout, brokerTimeoutBackoffMax*uint64(w.params.RequestTimeoutTicks))
 			c.retries++
-			c.target[call.topic] = (c.target[call.topic] + 1) % w.n
+			c.target[call.group] = (c.target[call.group] + 1) % w.n
 			c.invoke()
 		}
 		return
@@ -170,17 +162,9 @@ func (c *brokerClient) tick() {
 		return
 	}
 	c.started++
-	g := c.prng.IntN(w.params.Groups)
-	call := &brokerCall{group: g, topic: g, slot: -1, firstTick: w.now, timeout: uint64(w.params.RequestTimeoutTicks)}
-	x := c.prng.IntN(100)
-	if w.meta != nil && c.prng.Chance(scratchOpSharePPM) {
-		// A scratch topic, which others create and delete: a send or a
-		// poll, routed by the node's metadata (no offsets: a store
-		// could land in a later incarnation of the name).
-		call.group, call.topic = brokerScratchGroup, brokerGroupsMax+c.prng.IntN(brokerScratchTopics)
-		x = x * 80 / 100
-	}
-	switch {
+	g := c.prng.IntN(w.groups)
+	call := &brokerCall{group: g, firstTick: w.now, timeout: uint64(w.params.RequestTimeoutTicks)}
+	switch x := c.prng.IntN(100); {
 	case x < 50:
 		call.op = brokerSend
 		n := c.prng.Range(1, w.params.BatchMessagesMax)
@@ -199,7 +183,7 @@ func (c *brokerClient) tick() {
 			panic(fmt.Sprintf("sim: batch: %v", err))
 		}
 		call.body = partition.EncodeSendMessages(partition.Envelope{UserID: 1}, batch)
-		w.history.logicals = append(w.history.logicals, brokerLogical{client: c.index, group: call.group, firstID: brokerMessageID(c.index, first), count: n})
+		w.history.logicals = append(w.history.logicals, brokerLogical{client: c.index, group: g, firstID: brokerMessageID(c.index, first), count: n})
 		call.logical = len(w.history.logicals) - 1
 	case x < 80:
 		call.op = brokerPoll
@@ -225,7 +209,7 @@ func (c *brokerClient) invoke() {
 	call.retryAt = 0
 	call.sentTick = w.now
 	w.events++
-	e := brokerEntry{op: call.op, client: c.index, group: call.group, topic: call.topic, request: call.request, call: w.events, callTick: w.now,
+	e := brokerEntry{op: call.op, client: c.index, group: call.group, request: call.request, call: w.events, callTick: w.now,
 		start: call.start, max: call.count, value: call.value, logical: -1}
 	if call.op == brokerSend {
 		l := &w.history.logicals[call.logical]
@@ -234,12 +218,8 @@ func (c *brokerClient) invoke() {
 	}
 	w.history.entries = append(w.history.entries, e)
 	call.entry = len(w.history.entries) - 1
-	if call.group == brokerScratchGroup {
-		w.history.entries[call.entry].group = -1
-	}
-	req := &brokerRequest{client: c.index, request: call.request, group: call.group, op: call.op, body: call.body, start: call.start, count: call.count,
-		topic: call.topic, entry: call.entry}
-	w.network.Send(w.now, c.node, c.target[call.topic], &brokerPacket{req: req})
+	req := &brokerRequest{client: c.index, request: call.request, group: call.group, op: call.op, body: call.body, start: call.start, count: call.count}
+	w.network.Send(w.now, c.node, c.target[call.group], &brokerPacket{req: req})
 }
 
 // retry schedules a new invocation after a short pause; other moves on
@@ -254,7 +234,7 @@ func (c *brokerClient) retry(other bool, hint int) {
 	w := c.w
 	c.retries++
 	call := c.call
-	g := call.topic
+	g := call.group
 	busy := other && hint == c.target[g]
 	if !busy {
 		call.busySince = 0
@@ -293,11 +273,6 @@ func (c *brokerClient) receive(rep *brokerReply) {
 		e.done, e.ret, e.retTick, e.outcome, e.code = true, w.events, w.now, o, rep.code
 	}
 	code := wire.ErrorCode(rep.code)
-	if call.group == brokerScratchGroup {
-		if c.receiveScratch(rep, answer) {
-			return
-		}
-	}
 	if w.meta != nil && uint32(code) == uint32(metadata.CodeTopicIDNotFound) {
 		// The node's metadata holds no topic for the group: nothing was
 		// submitted; the client creates the topic, then retries.
@@ -334,93 +309,13 @@ func (c *brokerClient) receive(rep *brokerReply) {
 		answer(outcomeOK)
 		e.offsets, e.ids, e.value, e.found = rep.offsets, rep.ids, rep.value, rep.found
 		if call.op == brokerPoll && len(rep.offsets) > 0 {
-			g := rep.group
-			c.growTo(g)
 			last := rep.offsets[len(rep.offsets)-1]
-			if last+1 > c.pos[g] {
-				c.pos[g] = last + 1
-				c.polled[g] = true
+			if last+1 > c.pos[call.group] {
+				c.pos[call.group] = last + 1
+				c.polled[call.group] = true
 			}
 		}
 	}
 	c.call = nil
 	c.nextTick = w.now + uint64(c.prng.Range(1, w.params.ThinkTicksMax))
-}
-
-// growTo makes the client's per-group tables hold group g.
-func (c *brokerClient) growTo(g int) {
-	for len(c.pos) <= g {
-		c.pos = append(c.pos, 0)
-		c.polled = append(c.polled, false)
-	}
-}
-
-// resolve names the slot g a node routed the scratch invocation to and,
-// for a poll, its start: where client c's polls of that slot got to.
-func (e *brokerEntry) resolve(g int, c *brokerClient) int {
-	e.group = g
-	if e.op == brokerPoll {
-		c.growTo(g)
-		e.start = c.pos[g]
-	}
-	return g
-}
-
-// receiveScratch handles the answers particular to a scratch call; it
-// reports whether it handled rep.
-func (c *brokerClient) receiveScratch(rep *brokerReply, answer func(sendOutcome)) bool {
-	w := c.w
-	call := c.call
-	if rep.group >= 0 {
-		call.slot = rep.group
-	}
-	switch {
-	case rep.code == uint32(metadata.CodeTopicIDNotFound):
-		// No such topic at the node (deleted, or not created yet there):
-		// nothing was submitted. The client gives up the call, unless an
-		// earlier invocation may still commit in a group that lives on
-		// (the node asked may lag in its metadata; seed 682: invocation
-		// 82 waited in group 1's pipeline while a lagging node refused
-		// invocation 83, and it committed after the liveness phase found
-		// the core converged).
-		if call.op == brokerSend {
-			answer(outcomeNotApplied)
-			if c.sendMayStillCommit(call) {
-				c.retry(true, -1)
-				return true
-			}
-			for g := w.params.Groups; g < w.groups; g++ {
-				if sg := w.slots[g]; sg.topic == call.topic && sg.deletedTick != 0 {
-					w.scratchCounters.refused++
-					break
-				}
-			}
-		}
-		c.call = nil
-		c.nextTick = w.now + uint64(c.prng.Range(1, w.params.ThinkTicksMax))
-		return true
-	case rep.group < 0:
-		// 58 from the router: the node does not hold the topic's group
-		// (yet): try another.
-		if call.op == brokerSend {
-			answer(outcomeNotApplied)
-		}
-		c.retry(true, -1)
-		return true
-	}
-	return false
-}
-
-// sendMayStillCommit reports whether an invocation of call's logical send
-// was routed to a scratch group whose topic is not deleted and has no
-// known outcome: it may still commit there.
-func (c *brokerClient) sendMayStillCommit(call *brokerCall) bool {
-	w := c.w
-	for _, a := range w.history.logicals[call.logical].attempts {
-		e := &w.history.entries[a]
-		if e.group >= 0 && !w.deleted(e.group) && (!e.done || e.outcome == outcomeUnknown) {
-			return true
-		}
-	}
-	return false
 }

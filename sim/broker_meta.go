@@ -22,10 +22,8 @@ import (
 // Clients create the stream "broker" and the topic "p<g>" of partition
 // group g when a partition operation is refused because its topic does not
 // exist, and otherwise create, delete and look up the scratch topics
-// "x0".."x2" while others send. The groups of the topics "p<g>" are
-// configured statically (never deleted); those of the scratch topics are
-// started and stopped by each node as their creates and deletes commit in
-// its metadata (broker_scratch.go). A node admits a
+// "x0".."x2" while others send. Partition groups stay statically
+// configured (one per topic "p<g>", never deleted); a node admits a
 // partition operation only once its applied metadata holds the topic, as
 // the server resolves a send's topic in its metadata view before it
 // submits to the partition (metadata.ResolveSend), and answers 2010
@@ -49,10 +47,6 @@ const (
 	// brokerScratchTopics is how many scratch topic names clients create
 	// and delete.
 	brokerScratchTopics = 3
-	// brokerPersistedScratchTopic is the name index of the scratch topic
-	// created persisted ("x1"; the others are replicated): its group's
-	// durability is the topic's option, as in production.
-	brokerPersistedScratchTopic = brokerGroupsMax + 1
 	// metaOpSharePPM is the share of a client's operations that are
 	// scratch metadata operations.
 	metaOpSharePPM = PPM / 20
@@ -131,14 +125,11 @@ type metaClient struct {
 
 // metaNode is one node's replica of the metadata group.
 type metaNode struct {
-	// appliedOp is a lower bound of the op the host's machine holds:
-	// its checkpoint's at open, then every op applied since.
-	appliedOp uint64
-	host      *group.MetaHost
-	storage   *Storage
-	opened    bool
-	reads     []metaRead
-	ticks     uint64
+	host    *group.MetaHost
+	storage *Storage
+	opened  bool
+	reads   []metaRead
+	ticks   uint64
 }
 
 type metaRead struct {
@@ -232,7 +223,7 @@ func (m *brokerMeta) start(i int) error {
 	if err != nil {
 		return fmt.Errorf("sim: node %d metadata group: %w", i, err)
 	}
-	mn.host, mn.opened, mn.reads, mn.appliedOp = h, false, nil, 0
+	mn.host, mn.opened, mn.reads = h, false, nil
 	m.commits.OnReset(i)
 	w.inputNode, w.inputGroup = i, brokerMetaGroup
 	h.Open(func(err error) {
@@ -242,12 +233,7 @@ func (m *brokerMeta) start(i int) error {
 		mn.opened = true
 		if err != nil {
 			w.failAs("metadata", fmt.Errorf("node %d: the metadata group failed to open: %v", i, err))
-			return
 		}
-		// The node builds its scratch groups from its recovered
-		// metadata (broker_scratch.go).
-		mn.appliedOp = max(mn.appliedOp, h.Replica().CheckpointOp())
-		w.reconcileScratch(i)
 	})
 	return nil
 }
@@ -298,12 +284,6 @@ func (m *brokerMeta) tickHosts() {
 		}
 		m.serveReads(i)
 		r := h.Replica()
-		if m.nodes[i].opened {
-			// A state transfer replaces the machine without an apply:
-			// the node's scratch groups follow it here.
-			m.nodes[i].appliedOp = max(m.nodes[i].appliedOp, r.CheckpointOp())
-			w.reconcileScratch(i)
-		}
 		w.answers.OnCommitNumber(i, brokerMetaGroup, r.CommitNumber(), w.now)
 		m.commits.Scan(i, r)
 		m.commitMax = max(m.commitMax, r.CommitNumber())
@@ -411,7 +391,6 @@ func (e metaEffects) Applied(mach *metadata.Machine, op, _ uint64, operation uin
 		return
 	}
 	m.appliedAt[key] = op
-	m.nodes[e.node].appliedOp = max(m.nodes[e.node].appliedOp, op)
 	if h := m.nodes[e.node].host; h != nil && h.Replica().Primary() {
 		m.counters.commits++
 		for _, ef := range effects {
@@ -420,17 +399,8 @@ func (e metaEffects) Applied(mach *metadata.Machine, op, _ uint64, operation uin
 			}
 		}
 	}
-	for _, ef := range effects {
-		switch {
-		case ef.Kind == metadata.EffectTopicCreated:
-			w.noteScratchCreated(mach, op, ef.TopicID)
-		case ef.Kind == metadata.EffectTopicDeleted && ef.StreamID == brokerStreamID(mach):
-			w.noteScratchDeleted(e.node, op, ef.TopicID)
-		}
-	}
-	w.reconcileScratch(e.node)
 	if s := mach.Stream(metadata.NamedID(brokerStreamName)); s != nil {
-		for g := 0; g < w.params.Groups; g++ {
+		for g := range m.topicCommitted {
 			if s.Topic(metadata.NamedID(metaTopicName(g))) != nil {
 				m.topicCommitted[g] = true
 			}
@@ -452,10 +422,6 @@ func (m *brokerMeta) topicVisible(i, g int) bool {
 // checkTopicGate is called before node i applies op of partition group g:
 // the metadata group must have committed the topic's create.
 func (m *brokerMeta) checkTopicGate(i, g int, op uint64) {
-	if m.w.isScratch(g) {
-		m.w.checkScratchGate(i, g, op)
-		return
-	}
 	if !m.topicCommitted[g] {
 		m.w.failAs("topic-gate", fmt.Errorf("node %d applied op %d of partition group %d (topic %s) before the metadata group committed the topic's create",
 			i, op, g, metaTopicName(g)))
@@ -631,14 +597,10 @@ func encodeMetaBody(client int, request uint64, op metaOp, topic int) []byte {
 	case metaDeleteTopic:
 		return metadata.EncodeOp(env, &metadata.DeleteTopic{Stream: metadata.NamedID(brokerStreamName), Topic: metadata.NamedID(metaTopicName(topic))})
 	}
-	durability := metadata.DurabilityReplicated
-	if topic == brokerPersistedScratchTopic {
-		durability = metadata.DurabilityPersisted
-	}
 	return metadata.EncodeOp(env, &metadata.CreateTopic{Stream: metadata.NamedID(brokerStreamName), PartitionsCount: 1, Name: metaTopicName(topic),
 		Options: metadata.TopicOptions{MessageExpiryMicros: metadata.NeverExpires, CompressionAlgorithm: metadata.CompressionNone,
 			MaxTopicSizeBytes: metadata.NeverExpires, SegmentSizeBytes: 1 << 30, MessagesRequiredToSave: 1024,
-			SizeOfMessagesRequiredToSaveBytes: 1 << 20, Durability: durability, ConsumerOffsetDurability: durability}})
+			SizeOfMessagesRequiredToSaveBytes: 1 << 20, Durability: metadata.DurabilityReplicated, ConsumerOffsetDurability: metadata.DurabilityReplicated}})
 }
 
 // clientTick drives client c's metadata call, or starts one; it reports
@@ -684,7 +646,7 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 	// read probes, left waiting at the end-of-run check).
 	waiting := c.call != nil && c.call.retryAt != 0
 	if c.stopped {
-		waiting = waiting && w.callChecked(c.call)
+		waiting = waiting && w.livenessChecked(c.call.group)
 		needs = needs && waiting
 	}
 	idle := c.call == nil && !c.stopped && w.now >= c.nextTick
@@ -715,7 +677,7 @@ func (m *brokerMeta) clientTick(c *brokerClient) bool {
 		}
 		topic = brokerGroupsMax + mc.prng.IntN(brokerScratchTopics)
 		if op == metaGetTopic && mc.prng.Chance(PPM/3) {
-			topic = mc.prng.IntN(w.params.Groups)
+			topic = mc.prng.IntN(w.groups)
 		}
 	}
 	req := metaRequest{op: op, topic: topic, session: mc.session}
@@ -816,7 +778,7 @@ func (m *brokerMeta) clientReceive(c *brokerClient, rep *brokerReply) {
 	case metaCreateStream:
 		mc.needStream = false
 	case metaCreateTopic:
-		if call.req.topic < w.params.Groups {
+		if call.req.topic < w.groups {
 			mc.needTopic[call.req.topic] = false
 			if uint32(code) == uint32(metadata.CodeStreamIDNotFound) {
 				mc.needStream, mc.needTopic[call.req.topic] = true, true
@@ -905,10 +867,10 @@ func (m *brokerMeta) operatorID() vsr.Uint128 {
 
 // bootTopics is how many partition topics the operator creates.
 func (m *brokerMeta) bootTopics() int {
-	if m.w.params.Groups == 1 {
+	if m.w.groups == 1 {
 		return 0
 	}
-	return m.w.params.Groups - 1
+	return m.w.groups - 1
 }
 
 // bootstrapTicksMax bounds the bootstrap (faults off: a few commits).
@@ -922,9 +884,6 @@ func (w *brokerWorld) bootstrapMeta() {
 	w.network.SetFaults(false)
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
-			if s == nil {
-				continue
-			}
 			s.SetFaults(false)
 		}
 	}
@@ -1018,9 +977,6 @@ func (w *brokerWorld) bootstrapMeta() {
 	w.network.SetFaults(true)
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
-			if s == nil {
-				continue
-			}
 			s.SetFaults(true)
 		}
 	}
@@ -1040,13 +996,4 @@ func (m *brokerMeta) primary() int {
 		}
 	}
 	return best
-}
-
-// brokerStreamID returns the id of the stream "broker" in m, or the
-// largest id (no stream of that id) if it has none.
-func brokerStreamID(m *metadata.Machine) uint32 {
-	if s := m.Stream(metadata.NamedID(brokerStreamName)); s != nil {
-		return s.ID
-	}
-	return ^uint32(0)
 }

@@ -55,14 +55,11 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 	w.answers.OnCrash(i)
 	for g := 0; g < w.groups; g++ {
 		node.hosts[g] = nil
-		if node.storages[g] == nil {
-			continue // a scratch group the node does not hold
-		}
 		node.storages[g].Crash(powerLoss)
 		node.segments[g].crash(powerLoss)
 		w.unhealthy[g][i] = true
 		w.commits[g].OnReset(i)
-		if !w.persisted(g) && (w.lostMemory[g] == "" || !w.lostAll[g]) {
+		if !w.params.groupPersisted(g) && (w.lostMemory[g] == "" || !w.lostAll[g]) {
 			lost := 0
 			for j := range w.nodes {
 				if !w.nodes[j].up || w.unhealthy[g][j] {
@@ -125,9 +122,6 @@ func (w *brokerWorld) Liveness() {
 	w.network.Unclog()
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
-			if s == nil {
-				continue
-			}
 			s.SetFaults(false)
 		}
 	}
@@ -221,7 +215,7 @@ func (w *brokerWorld) probeReads() (string, bool) {
 	w.readProbeRounds++
 	var probes []*probe
 	for g := 0; g < w.groups; g++ {
-		if w.waived(g) != "" || w.deleted(g) {
+		if w.waived(g) != "" {
 			continue
 		}
 		for _, i := range w.core {
@@ -297,13 +291,13 @@ func (w *brokerWorld) chooseCore() []int {
 	w.prng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 	persisted := true
 	for g := 0; g < w.groups; g++ {
-		persisted = persisted && (w.persisted(g) || w.waived(g) != "" || w.deleted(g))
+		persisted = persisted && (w.params.groupPersisted(g) || w.waived(g) != "")
 	}
 	rank := func(i int) int {
 		r := 0
 		unhealthy := false
 		for g := 0; g < w.groups; g++ {
-			unhealthy = unhealthy || (w.unhealthy[g][i] && w.waived(g) == "" && !w.deleted(g))
+			unhealthy = unhealthy || (w.unhealthy[g][i] && w.waived(g) == "")
 		}
 		if persisted {
 			if !w.nodes[i].up || unhealthy {
@@ -340,7 +334,7 @@ func (w *brokerWorld) chooseCore() []int {
 // vote with: g's topic is replicated, g is still checked, and node i lost
 // g's memory (it is down, or up and still opening or recovering).
 func (w *brokerWorld) memoryless(g, i int) bool {
-	if w.persisted(g) || w.waived(g) != "" || w.deleted(g) || !w.unhealthy[g][i] {
+	if w.params.groupPersisted(g) || w.waived(g) != "" || !w.unhealthy[g][i] {
 		return false
 	}
 	h := w.host(i, g)
@@ -447,7 +441,7 @@ func (w *brokerWorld) livenessProblem() string {
 		// cannot tell that the others lost it too, and waits (unchecked).
 		// The commit may end below what was committed before the loss.
 		waived := w.waived(g) != ""
-		if !w.livenessChecked(g) || w.deleted(g) {
+		if !w.livenessChecked(g) {
 			continue
 		}
 		var view, commit uint64
@@ -494,7 +488,7 @@ func (w *brokerWorld) livenessProblem() string {
 		// group on after the check passed (seed 3999: the read probes ran
 		// while the restarted group 1 prepared a client's ops 1 and 2, and
 		// the end-of-run check found its primary a commit ahead).
-		if cl.call != nil && w.callChecked(cl.call) {
+		if cl.call != nil && w.livenessChecked(cl.call.group) {
 			return fmt.Sprintf("client %d still waits for its %s to group %d (request %d, first sent at tick %d)",
 				cl.index, brokerOpNames[cl.call.op], cl.call.group, cl.call.request, cl.call.firstTick)
 		}
@@ -530,12 +524,6 @@ func (w *brokerWorld) finish(res *Result) {
 func (w *brokerWorld) readFinalLogs() {
 	w.finalLogs = make([][]uint64, w.groups)
 	for g := 0; g < w.groups; g++ {
-		if w.deleted(g) {
-			// Its delete committed: no replica need serve it; what the
-			// nodes applied stands for its final log.
-			w.finalLogs[g] = w.appliedLog(g)
-			continue
-		}
 		if w.waived(g) != "" {
 			w.checkNoDivergence(g) // broker_segment_faults.go
 			continue
@@ -642,9 +630,6 @@ func (w *brokerWorld) fill(res *Result) {
 	res.Network = w.network.Counters
 	for _, node := range w.nodes {
 		for _, s := range node.storages {
-			if s == nil {
-				continue
-			}
 			res.Storage.add(s.Counters)
 		}
 	}
@@ -670,12 +655,8 @@ func (w *brokerWorld) fill(res *Result) {
 	if w.meta != nil {
 		res.broker.meta = w.meta.counters
 	}
-	res.broker.scratch = w.scratchCounters
 	for _, node := range w.nodes {
 		for _, sg := range node.segments {
-			if sg == nil {
-				continue
-			}
 			res.broker.segmentTransfers += sg.installs
 		}
 	}
@@ -700,6 +681,4 @@ type brokerSummary struct {
 	segmentTransfers uint64
 	// meta counts the metadata plane's events (broker_meta.go).
 	meta metaCounters
-	// scratch counts the scratch groups' events (broker_scratch.go).
-	scratch scratchCounters
 }

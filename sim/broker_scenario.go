@@ -75,9 +75,6 @@ func runBrokerScenario(sc *Scenario, params Params, bugs vsr.BugSet, verbose io.
 				w.network.SetFaults(on)
 				for _, node := range w.nodes {
 					for _, s := range node.storages {
-						if s == nil {
-							continue
-						}
 						s.SetFaults(on)
 					}
 				}

@@ -26,9 +26,6 @@ const (
 // corrupted or missing message.
 func (w *brokerWorld) loadSegments(i int) {
 	for g, s := range w.nodes[i].segments {
-		if s == nil {
-			continue
-		}
 		for k, b := range s.batches {
 			err := fmt.Errorf("record of %d bytes shorter than a batch header", len(b))
 			if len(b) >= wire.BatchHeaderSize {
@@ -126,7 +123,7 @@ func (w *brokerWorld) checkExpectation(e *Expectation) (string, error) {
 		}
 	case "committed":
 		actual = -1
-		for g := 0; g < w.params.Groups; g++ {
+		for g := 0; g < w.groups; g++ {
 			if c := int64(w.commitMax[g]); actual < 0 || c < actual {
 				actual = c
 			}

@@ -44,11 +44,7 @@ type simSegments struct {
 	batches   [][]byte
 	syncedEnd uint64
 	// epoch counts purges: a sync started before one covers nothing after.
-	epoch uint64
-	// hostGen counts the hosts dropped without a crash of the node (a
-	// scratch group stopped, broker_scratch.go): a sync started for one
-	// is not its successor's.
-	hostGen uint64
+	epoch   uint64
 	offsets []partition.StoredOffset
 	ticket  uint64
 	// staged holds the artifacts of a segment state transfer, by index,
@@ -114,12 +110,12 @@ func (s *simSegments) CarryOut(m *partition.Machine, e partition.Effect) (uint64
 // the node, and returns its ticket.
 func (s *simSegments) sync() uint64 {
 	s.ticket++
-	ticket, end, epoch, node, g, hostGen := s.ticket, s.end(), s.epoch, s.w.nodes[s.node], s.group, s.hostGen
+	ticket, end, epoch, node, g := s.ticket, s.end(), s.epoch, s.w.nodes[s.node], s.group
 	s.w.submitIO(s.node, func() {
 		if s.epoch == epoch {
 			s.syncedEnd = max(s.syncedEnd, min(end, s.end()))
 		}
-		if h := node.hosts[g]; h != nil && node.segments[g] == s && s.hostGen == hostGen {
+		if h := node.hosts[g]; h != nil {
 			h.EffectsDurable(ticket)
 		}
 	})

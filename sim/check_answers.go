@@ -34,24 +34,26 @@ type AnswerChecker struct {
 	waitedMax uint64
 	// commits[node][group] is the commit number the checker last saw
 	// there, progressAt the tick it changed.
-	// Keyed by group (brokerMetaGroup included; scratch groups get
-	// indices past the static ones), never iterated.
-	commits, progressAt []map[int]uint64
+	commits, progressAt [][]uint64
 }
 
 // init sizes the checker for nodes nodes of groups partition groups and
 // the metadata group (brokerMetaGroup).
 func (k *AnswerChecker) init(nodes, groups int) {
-	k.commits = make([]map[int]uint64, nodes)
-	k.progressAt = make([]map[int]uint64, nodes)
+	k.commits = make([][]uint64, nodes)
+	k.progressAt = make([][]uint64, nodes)
 	for i := range k.commits {
-		k.commits[i] = make(map[int]uint64, groups+1)
-		k.progressAt[i] = make(map[int]uint64, groups+1)
+		k.commits[i] = make([]uint64, groups+1)
+		k.progressAt[i] = make([]uint64, groups+1)
 	}
 }
 
-// slot is group's key in commits and progressAt.
+// slot is group's index in commits and progressAt: the metadata group
+// (brokerMetaGroup) is the last.
 func (k *AnswerChecker) slot(node, group int) int {
+	if group == brokerMetaGroup {
+		return len(k.commits[node]) - 1
+	}
 	return group
 }
 
@@ -111,23 +113,6 @@ func (k *AnswerChecker) OnEvicted(node, group, client int, now uint64) {
 		if p.node == node && p.group == group && p.client == client {
 			k.answered++
 			k.waitedMax = max(k.waitedMax, now-p.tick)
-			continue
-		}
-		kept = append(kept, p)
-	}
-	clear(k.pending[len(kept):])
-	k.pending = kept
-}
-
-// OnGroupStopped forgets the requests to node's host of group, which
-// the node stopped (its topic deleted, or its metadata behind the
-// create): they went with the host, as a deleted partition's in
-// production.
-func (k *AnswerChecker) OnGroupStopped(node, group int) {
-	kept := k.pending[:0]
-	for _, p := range k.pending {
-		if p.node == node && p.group == group {
-			k.forgotten++
 			continue
 		}
 		kept = append(kept, p)

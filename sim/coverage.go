@@ -55,9 +55,6 @@ const (
 	CoverMetaRetries
 	CoverTopicGated
 	CoverTopicDeletes
-	CoverScratchGroupsCreated
-	CoverScratchGroupsDeleted
-	CoverScratchSendsRefused
 	coverageEventCount
 )
 
@@ -104,9 +101,6 @@ var coverageNames = [coverageEventCount]string{
 	"metadata requests retried (same request number)",
 	"partition requests refused: no topic yet",
 	"topics deleted while others send",
-	"scratch partition groups created",
-	"scratch partition groups deleted",
-	"sends refused: their topic was deleted",
 }
 
 // String names e as the table prints it.
@@ -169,9 +163,6 @@ func (r *Result) Coverage() Coverage {
 		c[CoverMetaRetries] = b.meta.retried
 		c[CoverTopicGated] = b.meta.gated
 		c[CoverTopicDeletes] = b.meta.deleted
-		c[CoverScratchGroupsCreated] = b.scratch.created
-		c[CoverScratchGroupsDeleted] = b.scratch.deleted
-		c[CoverScratchSendsRefused] = b.scratch.refused
 	}
 	return c
 }

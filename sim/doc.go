@@ -66,11 +66,8 @@
 // same network, disks and faults, a segment store with page-cache
 // semantics per group, clients that send batches of unique message ids,
 // poll, store offsets and retry at-least-once, and its own checkers
-// (broker_check.go). The metadata group (broker_meta.go) runs the real
-// metadata machine on every node; clients create and delete scratch
-// topics while others send to and poll them, and each node starts and
-// stops the scratch topics' partition groups as their creates and
-// deletes commit in its metadata (broker_scratch.go).
+// (broker_check.go). Metadata groups (create and delete topics while
+// others send) are not simulated yet.
 //
 // Entry points: Run (one seed), RunScenario (a scripted scenario file, see
 // Scenario), and cmd/strata-sim.
