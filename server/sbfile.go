@@ -184,7 +184,7 @@ func (s *superblockStore) scan(fsys storage.FS, f storage.File) error {
 			s.conflicts[h.group] = append(s.conflicts[h.group], i)
 		default:
 			if other, dup := owner[h.group]; dup {
-				s.log.Warn("two superblock slots name one group; neither is used", zap.String("file", s.name), zap.Uint64("group", h.group), zap.Uint32("slot", i), zap.Uint32("other_slot", other))
+				s.log.Warn("two superblock slots name one group; neither is used", zap.String("file", s.name), zap.Uint64("vsr_group", h.group), zap.Uint32("slot", i), zap.Uint32("other_slot", other))
 				delete(s.slots, h.group)
 				s.conflicts[h.group] = []uint32{other, i}
 				continue
