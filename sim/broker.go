@@ -218,9 +218,6 @@ type brokerWorld struct {
 	readProbeRounds int
 	// meta is the metadata plane (Params.Metadata), or nil.
 	meta *brokerMeta
-	// answers checks that every request a host accepts is answered
-	// within the host's bound (check_answers.go).
-	answers AnswerChecker
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
@@ -296,7 +293,6 @@ func newBrokerWorld(params *Params, bugs vsr.BugSet, verbose io.Writer) (*broker
 		w.unhealthy = append(w.unhealthy, make([]bool, n))
 		w.lastStartView = append(w.lastStartView, make([]uint64, n))
 	}
-	w.answers.init(n, w.groups)
 	w.lostMemory = make([]string, w.groups)
 	w.lostAll = make([]bool, w.groups)
 	w.lostAt = make([]uint64, w.groups)
@@ -429,7 +425,6 @@ func (r brokerReplies) Deliver(reply group.Reply) {
 	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || i >= uint64(len(w.clients)) {
 		return
 	}
-	w.answers.OnAnswer(r.node, r.group, int(i), reply.Request, w.now)
 	w.checkReplyBarrier(r.node, r.group, reply)
 	rep := &brokerReply{client: int(i), request: reply.Request, group: r.group, code: uint32(reply.Code), hint: w.primaryHint(r.node, r.group)}
 	switch reply.Operation {
@@ -482,30 +477,6 @@ func (w *brokerWorld) host(i, g int) *group.Host {
 		return nil
 	}
 	return w.nodes[i].hosts[g]
-}
-
-// describeHost says what node i's host of group g is doing, for the
-// answers checker's failure.
-func (w *brokerWorld) describeHost(i, g int) string {
-	var r *vsr.Replica
-	var hostErr error
-	id := uint64(g)
-	if g == brokerMetaGroup {
-		h := w.meta.host(i)
-		if h == nil {
-			return "; the node is down"
-		}
-		r, hostErr, id = h.Replica(), h.Err(), group.MetaGroupID
-	} else {
-		h := w.host(i, g)
-		if h == nil {
-			return "; the node is down"
-		}
-		r, hostErr = h.Replica(), h.Err()
-	}
-	return fmt.Sprintf("; the host: %s view %d primary %v op %d commit %d/%d, replica error %v, host error %v, primary of its view %d",
-		r.Status(), r.View(), r.Primary(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), r.Err(), hostErr,
-		vsr.PrimaryIndex(r.View(), id, uint8(w.n)))
 }
 
 // primaryOf returns the node that is group g's primary (normal status) in
@@ -561,7 +532,6 @@ func (w *brokerWorld) Tick() {
 				break
 			}
 			r := h.Replica()
-			w.answers.OnCommitNumber(i, g, r.CommitNumber(), w.now)
 			w.commits[g].Scan(i, r)
 			w.commitMax[g] = max(w.commitMax[g], r.CommitNumber())
 			if err := h.Err(); err != nil {
@@ -577,9 +547,6 @@ func (w *brokerWorld) Tick() {
 		w.meta.tickHosts()
 	}
 	w.checkCheckpoints()
-	if err := w.answers.Check(w.now, w.describeHost); err != nil {
-		w.failAs("answers", err)
-	}
 	for _, cl := range w.clients {
 		if w.meta != nil && w.meta.booting {
 			break // the operator's bootstrap runs first
@@ -838,11 +805,6 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	h := node.hosts[req.group]
 	w.inputNode, w.inputGroup = i, req.group
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
-	bound := h.RequestTimeoutTicks()
-	if req.op == brokerPoll || req.op == brokerReadOffset {
-		bound = max(w.configs[i][req.group].Replica.NormalHeartbeatTimeoutTicks, 1) // Host.Read's timeout
-	}
-	w.answers.OnSubmit(i, req.group, req.client, req.request, req.op, w.now, bound, req.op == brokerSend || req.op == brokerStore)
 	switch req.op {
 	case brokerSend:
 		h.Submit(id, req.request, partition.OperationSendMessages, req.body)
@@ -855,7 +817,6 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	}
 	inCall := true
 	serve := func(d vsr.Disposition) {
-		w.answers.OnAnswer(i, req.group, req.client, req.request, w.now)
 		w.countRead(d, !inCall)
 		rep := &brokerReply{client: req.client, request: req.request, group: req.group, op: req.op, hint: w.primaryHint(i, req.group)}
 		switch {

@@ -8,9 +8,7 @@ import (
 )
 
 // The broker workload's end-of-run checkers. Commit-prefix agreement per
-// group runs during the run (CommitChecker.Scan per group, every tick),
-// and so does the answers checker (check_answers.go: every request a host
-// accepts is answered within the host's bound);
+// group runs during the run (CommitChecker.Scan per group, every tick);
 // liveness per group at the end of the liveness phase
 // (brokerWorld.livenessProblem). What follows runs after the run, on the
 // history and the final logs the core serves:

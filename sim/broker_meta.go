@@ -284,7 +284,6 @@ func (m *brokerMeta) tickHosts() {
 		}
 		m.serveReads(i)
 		r := h.Replica()
-		w.answers.OnCommitNumber(i, brokerMetaGroup, r.CommitNumber(), w.now)
 		m.commits.Scan(i, r)
 		m.commitMax = max(m.commitMax, r.CommitNumber())
 		if err := h.Err(); err != nil {
@@ -453,11 +452,6 @@ func (r metaReplies) Deliver(reply group.Reply) {
 	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || c >= uint64(len(w.clients)) {
 		return
 	}
-	if reply.Evicted {
-		w.answers.OnEvicted(r.node, brokerMetaGroup, int(c), w.now)
-	} else {
-		w.answers.OnAnswer(r.node, brokerMetaGroup, int(c), reply.Request, w.now)
-	}
 	rep := &brokerReply{client: int(c), request: reply.Request, group: brokerMetaGroup, meta: true, code: uint32(reply.Code),
 		metaOp: reply.Op, hint: r.m.primaryHint(r.node)}
 	if reply.Disposition != vsr.DispositionNone {
@@ -503,13 +497,6 @@ func (m *brokerMeta) handle(i int, req *brokerRequest) {
 	}
 	w.inputNode, w.inputGroup = i, brokerMetaGroup
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
-	if mr.op != metaGetTopic {
-		request := mr.request
-		if mr.op == metaRegister {
-			request = 0 // a register's reply carries request 0
-		}
-		w.answers.OnSubmit(i, brokerMetaGroup, req.client, request, brokerSend, w.now, h.RequestTimeoutTicks(), true)
-	}
 	switch mr.op {
 	case metaRegister:
 		h.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister})

@@ -52,7 +52,6 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 	}
 	node.up = false
 	node.gen++
-	w.answers.OnCrash(i)
 	for g := 0; g < w.groups; g++ {
 		node.hosts[g] = nil
 		node.storages[g].Crash(powerLoss)
@@ -172,24 +171,13 @@ func (w *brokerWorld) Liveness() {
 	// again; one refused while its replica stayed normal in its view (a
 	// read round that timed out) is a failure, and so is a core still
 	// changing views after readProbeRoundsMax probes.
-	//
-	// The same holds for a group the probes do not refuse: the core may
-	// leave its convergence while they run (seed 334: the metadata group's
-	// core node 0 started view 13 during the probes of the partition
-	// groups, all served, and the core converged again 249 ticks later).
-	// It converges again, within readProbeRoundsMax rounds.
 	for round := 1; w.violation == nil && w.livenessProblem() == ""; round++ {
 		problem, viewMoved := w.probeReads()
-		left := problem == "" && w.livenessProblem() != ""
-		if !(viewMoved || left) || round >= readProbeRoundsMax {
+		if !viewMoved || round >= readProbeRoundsMax {
 			w.readProblem = problem
 			return
 		}
-		if left {
-			w.logf("the core left its convergence during the read probes (%s); probing again once it converged", w.livenessProblem())
-		} else {
-			w.logf("read probe refused by a view change; probing again once the core converged")
-		}
+		w.logf("read probe refused by a view change; probing again once the core converged")
 		converge()
 	}
 }

@@ -87,13 +87,6 @@ type Config struct {
 	// and sends in one message. Zero means as large as a message allows
 	// (Replica.MessageSizeMax).
 	TransferChunkBytes int
-	// RequestTimeoutTicks bounds how long a submitted request waits for
-	// its answer while its replica commits nothing (waiters.go): a
-	// request that waited that long, with the replica's commit number
-	// unchanged all the while, is answered 57 (TransientNotCommitted)
-	// and forgotten. Zero means RequestTimeoutTicksDefault normal
-	// heartbeat timeouts.
-	RequestTimeoutTicks uint64
 }
 
 // Syncer is the part of Effects that serves descriptor checkpoints
@@ -272,17 +265,6 @@ type Host struct {
 	// bindingFenced: the binding fenced the partition for a reason of its
 	// own (SetFenced); the replica abdicates as for Err.
 	bindingFenced bool
-	// waiters are the submitted requests not answered yet (waiters.go);
-	// Invariant: at most WaitersMax, in submission order.
-	waiters waiterTable
-	// commitSeen is the replica's commit number after the last input,
-	// progressAt the tick count when it last changed (the request
-	// timeout runs from the later of a request's submission and that).
-	commitSeen, progressAt uint64
-	// timedOut counts the requests answered 57 by the request timeout,
-	// orphans those answered because the replica failed or left its
-	// view (answerOrphans), and unowed the replies of vsr no waiter took.
-	timedOut, orphans, unowed uint64
 }
 
 // SetFenced tells the host whether the binding fenced the partition
@@ -320,9 +302,8 @@ type checkpointCandidate struct {
 }
 
 type heldReply struct {
-	ticket   uint64
-	checksum vsr.Uint128 // the request's (its waiter's)
-	reply    Reply
+	ticket uint64
+	reply  Reply
 }
 
 // New checks cfg and returns a host that must be opened with Open.
@@ -341,9 +322,6 @@ func New(cfg Config, b Binding) (*Host, error) {
 		if half := cfg.Replica.JournalSlots / 2; cfg.CheckpointEveryOps == 0 || cfg.CheckpointEveryOps > half {
 			cfg.CheckpointEveryOps = max(half, 1)
 		}
-	}
-	if cfg.RequestTimeoutTicks == 0 {
-		cfg.RequestTimeoutTicks = max(RequestTimeoutTicksDefault*cfg.Replica.NormalHeartbeatTimeoutTicks, 1)
 	}
 	cfg.Replica.HostCheckpoints = true
 	h.cfg = cfg
@@ -451,7 +429,6 @@ func (h *Host) Tick() {
 	h.ticks++
 	h.replica.Tick()
 	h.tickFetch()
-	h.expireWaiters()
 	h.afterInput()
 }
 
@@ -464,14 +441,7 @@ func (h *Host) TicksUntilDue() uint64 {
 	if h.fetch.active || len(h.reads) > 0 || h.candidate.set || h.replica.CheckpointWanted() {
 		return 1
 	}
-	due := h.replica.TicksUntilDue()
-	if since, ok := h.waiters.oldestSince(); ok {
-		// The oldest waiter expires at the Tick that makes ticks reach
-		// its deadline (expireWaiters).
-		expiry := max(since, h.progressAt) + h.cfg.RequestTimeoutTicks
-		due = min(due, max(expiry-min(expiry, h.ticks), 1))
-	}
-	return due
+	return h.replica.TicksUntilDue()
 }
 
 // SkipTicks advances the host by n ticks in which it is not due (n below
@@ -521,117 +491,11 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 	} else {
 		m.Seal()
 	}
-	if h.waiters.len() >= WaitersMax {
-		h.b.Replies.Deliver(Reply{Client: client, Request: request, Operation: operation,
-			Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
-		return
-	}
-	// The waiter goes in before the replica sees the request: vsr may
-	// answer inside Request.
-	h.waiters.add(waiter{client: client, request: request, operation: operation, checksum: m.Checksum, since: h.ticks})
 	if h.cfg.Replica.Bugs.Has(vsr.BugOffsetStoreBeforeCommit) && operation == partition.OperationStoreConsumerOffset {
 		h.plantedApplyBeforeCommit(operation, body)
 	}
 	h.replica.Request(m)
 	h.afterInput()
-}
-
-// deliver hands r, the answer to the request checksum names, to the
-// binding if that request still waits here, and forgets its waiter; an
-// answer no waiter takes is dropped (waiters.go).
-func (h *Host) deliver(checksum vsr.Uint128, r Reply) {
-	i := h.waiters.find(r.Client, r.Request, checksum)
-	if i < 0 {
-		h.unowed++
-		return
-	}
-	h.waiters.remove(i)
-	h.b.Replies.Deliver(r)
-}
-
-// expireWaiters answers 57 every request that waited the request timeout
-// while the replica committed nothing (waiters.go): its primary cannot
-// commit (cut off from its backups, or stalled), and the client retries
-// the same request. A primary that commits, however slowly, keeps its
-// waiters: answering them would only have their clients retry into the
-// back of the same queue, behind the requests that timed out, which vsr
-// still prepares (the broker simulator's seed 339 livelocked so, with
-// a fixed timeout, eight clients on a slow path).
-func (h *Host) expireWaiters() {
-	if h.ticks < h.cfg.RequestTimeoutTicks || h.ticks-h.cfg.RequestTimeoutTicks < h.progressAt {
-		return // committed within the timeout
-	}
-	for _, w := range h.waiters.takeExpired(h.ticks - h.cfg.RequestTimeoutTicks) {
-		h.timedOut++
-		h.answerWaiter(w, vsr.DispositionInFlight)
-	}
-	if len(h.held) > 0 {
-		// A held reply whose waiter timed out is answered already.
-		kept := h.held[:0]
-		for _, r := range h.held {
-			if h.waiters.find(r.reply.Client, r.reply.Request, r.checksum) >= 0 {
-				kept = append(kept, r)
-			}
-		}
-		clear(h.held[len(kept):])
-		h.held = kept
-	}
-}
-
-// answerOrphans answers every waiter vsr will not answer, but for those
-// whose reply is held for a sync (they come with their sync, or at the
-// timeout):
-//   - once the replica failed (vsr.Replica.Err), 57 (DispositionDropped):
-//     a failed replica stops and never answers its pipeline;
-//   - once it is no longer a primary in normal status, 57
-//     (DispositionViewChange): vsr answers the requests it queued and the
-//     prepares it made above its commit number as it leaves its view
-//     (abandonRequests), but not one whose op it knew committed and had
-//     not applied yet (the broker simulator's seed 674: a primary at
-//     commit 11 of 16 started a view change; the send of op 12..16
-//     applied later, on a backup, which answers no client). A request
-//     submitted to a replica that is not the primary is answered inside
-//     Submit, so every waiter left there is such an orphan.
-func (h *Host) answerOrphans() {
-	if h.waiters.len() == 0 {
-		return
-	}
-	d := vsr.DispositionNone
-	switch {
-	case h.replica.Err() != nil:
-		d = vsr.DispositionDropped
-	case !h.replica.Primary():
-		d = vsr.DispositionViewChange
-	default:
-		return
-	}
-	for _, w := range h.waiters.takeUnheld() {
-		h.orphans++
-		h.answerWaiter(w, d)
-	}
-}
-
-// answerWaiter answers w, already forgotten, with d (57: the outcome is not
-// known here).
-func (h *Host) answerWaiter(w waiter, d vsr.Disposition) {
-	h.b.Replies.Deliver(Reply{Client: w.client, Request: w.request, Operation: w.operation, Disposition: d, Code: Code(d)})
-}
-
-// Waiting returns how many submitted requests wait for their answer.
-func (h *Host) Waiting() int { return h.waiters.len() }
-
-// RequestTimeoutTicks returns the request timeout: every submitted
-// request is answered within that many ticks of the later of its Submit
-// and the replica's last progress (an input that changed its commit
-// number), unless the host is dropped (a crash, a close).
-func (h *Host) RequestTimeoutTicks() uint64 { return h.cfg.RequestTimeoutTicks }
-
-// AnswerCounters returns the requests answered 57 by the request timeout,
-// those answered because the replica failed or left its view
-// (orphans vsr does not answer), and the replies of vsr that found no
-// waiter (answered already, or submitted to another replica).
-func (h *Host) AnswerCounters() (timedOut, orphans, unowed uint64) {
-	return h.timedOut, h.orphans, h.unowed
 }
 
 // EffectsDurable reports that the binding's sync ticket (and every lower
@@ -641,7 +505,7 @@ func (h *Host) EffectsDurable(ticket uint64) {
 	kept := h.held[:0]
 	for _, r := range h.held {
 		if r.ticket <= h.durable {
-			h.deliver(r.checksum, r.reply)
+			h.b.Replies.Deliver(r.reply)
 		} else {
 			kept = append(kept, r)
 		}
@@ -657,7 +521,7 @@ func (h *Host) EffectsDurable(ticket uint64) {
 func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 	for _, r := range h.held {
 		r.reply.Code, r.reply.Err = code, err
-		h.deliver(r.checksum, r.reply)
+		h.b.Replies.Deliver(r.reply)
 	}
 	clear(h.held)
 	h.held = h.held[:0]
@@ -677,10 +541,6 @@ func (h *Host) afterInput() {
 		// the fence.
 		h.replica.SetAbdicating(h.Err() != nil || h.bindingFenced)
 	}
-	if c := h.replica.CommitNumber(); c != h.commitSeen {
-		h.commitSeen, h.progressAt = c, h.ticks
-	}
-	h.answerOrphans()
 	h.serveReads()
 	h.storeFlushed()
 	c := &h.candidate
@@ -1033,7 +893,7 @@ func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
 	if m.Disposition != vsr.DispositionNone {
 		r.Code = Code(m.Disposition)
-		h.deliver(m.Context, r)
+		h.b.Replies.Deliver(r)
 		return
 	}
 	r.Op = m.Op
@@ -1045,15 +905,9 @@ func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 			r.Code, r.Err = last.code, last.err
 		}
 		if last.ticket > h.durable && last.err == nil && !h.cfg.Replica.Bugs.Has(vsr.BugPersistedReplyBeforeSync) {
-			i := h.waiters.find(client, m.Request, m.Context)
-			if i < 0 {
-				h.unowed++
-				return // nobody here waits for it
-			}
-			h.waiters.list[i].held = true
-			h.held = append(h.held, heldReply{ticket: last.ticket, checksum: m.Context, reply: r})
+			h.held = append(h.held, heldReply{ticket: last.ticket, reply: r})
 			return
 		}
 	}
-	h.deliver(m.Context, r)
+	h.b.Replies.Deliver(r)
 }

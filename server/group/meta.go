@@ -113,12 +113,6 @@ type MetaHost struct {
 	// op at or below it is a duplicate's cached reply (Reply.Replayed).
 	submitting    bool
 	appliedBefore uint64
-	// waiters are the submitted requests not answered yet (waiters.go),
-	// in submission order; ticks counts Tick; commitSeen and progressAt
-	// are the commit number at the last Tick and the tick it changed.
-	waiters                       waiterTable
-	ticks, commitSeen, progressAt uint64
-	timedOut, orphans             uint64
 }
 
 // NewMeta checks cfg and returns a host that must be opened with Open.
@@ -155,56 +149,8 @@ func (h *MetaHost) Open(done func(error)) {
 	})
 }
 
-// Tick advances the replica's timeouts by one tick, and answers the
-// waiters vsr will not (waiters.go): 57 for a request that waited the
-// request timeout while the replica committed nothing, and for every
-// waiter once the replica failed or is no longer a normal primary. The
-// metadata plane's replies are sessioned: a reply vsr gives after the
-// host answered (a commit after the timeout, a cached reply) is still
-// delivered, and the client matches it by request number.
-func (h *MetaHost) Tick() {
-	h.ticks++
-	h.replica.Tick()
-	if c := h.replica.CommitNumber(); c != h.commitSeen {
-		h.commitSeen, h.progressAt = c, h.ticks
-	}
-	if h.waiters.len() == 0 {
-		return
-	}
-	switch {
-	case h.replica.Err() != nil:
-		h.answerAll(h.waiters.takeUnheld(), vsr.DispositionDropped, &h.orphans)
-	case !h.replica.Primary():
-		h.answerAll(h.waiters.takeUnheld(), vsr.DispositionViewChange, &h.orphans)
-	default:
-		timeout := h.RequestTimeoutTicks()
-		if h.ticks >= timeout && h.ticks-timeout >= h.progressAt {
-			h.answerAll(h.waiters.takeExpired(h.ticks-timeout), vsr.DispositionInFlight, &h.timedOut)
-		}
-	}
-}
-
-// answerAll answers ws, already forgotten, with d, counting them in n.
-func (h *MetaHost) answerAll(ws []waiter, d vsr.Disposition, n *uint64) {
-	for _, w := range ws {
-		*n++
-		h.b.Replies.Deliver(Reply{Client: w.client, Request: w.request, Operation: w.operation, Disposition: d, Code: Code(d)})
-	}
-}
-
-// RequestTimeoutTicks returns the request timeout: RequestTimeoutTicksDefault
-// normal heartbeat timeouts, counted in Tick from the later of a request's
-// submission and the replica's last commit.
-func (h *MetaHost) RequestTimeoutTicks() uint64 {
-	return max(RequestTimeoutTicksDefault*h.cfg.Replica.NormalHeartbeatTimeoutTicks, 1)
-}
-
-// Waiting returns how many submitted requests wait for their answer.
-func (h *MetaHost) Waiting() int { return h.waiters.len() }
-
-// AnswerCounters returns the requests answered 57 by the request timeout
-// and those answered because the replica failed or left its view.
-func (h *MetaHost) AnswerCounters() (timedOut, orphans uint64) { return h.timedOut, h.orphans }
+// Tick advances the replica's timeouts by one tick.
+func (h *MetaHost) Tick() { h.replica.Tick() }
 
 // Step hands the replica a message from a peer of the group.
 func (h *MetaHost) Step(m *vsr.Message) { h.replica.Step(m) }
@@ -300,22 +246,6 @@ func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operatio
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
-	visible := operation
-	if visible == vsr.OperationRegister {
-		visible = OperationRegister
-	}
-	if h.waiters.len() >= WaitersMax {
-		h.b.Replies.Deliver(Reply{Client: client, Request: request, Operation: visible,
-			Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
-		return
-	}
-	// The waiter goes in before the replica sees the request: vsr may
-	// answer inside Request. A binding that never ticks the host (the
-	// server's metadata group of one) gets no timeouts; its waiters go
-	// with their answers all the same (a group of one answers every
-	// request it prepares, unless its storage failed, and then the
-	// binding answers its own waiters).
-	h.waiters.add(waiter{client: client, request: request, operation: visible, checksum: m.Checksum, since: h.ticks})
 	wasSubmitting := h.submitting
 	if !wasSubmitting {
 		h.submitting, h.appliedBefore = true, h.replica.CommitNumber()
@@ -404,21 +334,12 @@ func (n *metaNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	h := n.h
 	if m.Command == vsr.CommandEviction {
 		// The client has no session (never had, logged out, or its
-		// session was the table's least recent and a register ended it):
-		// it answers whatever request of the client is in flight.
-		for i := h.waiters.findClient(client); i >= 0; i = h.waiters.findClient(client) {
-			h.waiters.remove(i)
-		}
+		// session was the table's least recent and a register ended it).
 		h.b.Replies.Deliver(Reply{Client: client, Evicted: true})
 		return
 	}
 	if m.Command != vsr.CommandReply {
 		return
-	}
-	// A cached reply carries the checksum of the request that committed
-	// it, not the retry's: the waiter is the request number's.
-	if i := h.waiters.findRequest(client, m.Request); i >= 0 {
-		h.waiters.remove(i)
 	}
 	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
 	if r.Operation == vsr.OperationRegister {

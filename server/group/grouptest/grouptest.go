@@ -34,9 +34,6 @@ type Storage struct {
 	durable [8][]byte
 	pending []pendingWrite
 	seq     uint64
-	// FailWrites makes every later write fail (a disk that died): the
-	// replica records a storage error (vsr.Replica.Err) and stops.
-	FailWrites error
 }
 
 type pendingWrite struct {
@@ -97,10 +94,6 @@ func (s *Storage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) 
 
 // Write implements vsr.Storage.
 func (s *Storage) Write(z vsr.Zone, offset uint64, data []byte, done func(error)) {
-	if err := s.FailWrites; err != nil {
-		s.c.submit(s.node, func() { done(err) })
-		return
-	}
 	if err := s.inRange(z, offset, len(data)); err != nil {
 		s.c.submit(s.node, func() { done(err) })
 		return
