@@ -455,7 +455,7 @@ func (r *Replica) adoptJournalLogView() {
 		return
 	}
 	head := r.commitMin
-	if h, ok := r.header(t.head); ok && t.logView > r.logView && h.Checksum == t.headChecksum && t.head >= r.commitMin {
+	if t.logView > r.logView && t.head >= r.commitMin && r.holdsHead(Header{Op: t.head, Checksum: t.headChecksum}) {
 		r.logView = t.logView
 		r.view = max(r.view, t.logView)
 		r.logViewHead = Header{Op: t.head, Checksum: t.headChecksum}
@@ -472,7 +472,7 @@ func (r *Replica) adoptJournalLogView() {
 		r.journalLogViewReplaced = false
 		r.logViewLost = true
 		return
-	} else if h := r.journalOwnHead; h.Op > r.checkpointOp && !r.holdsOwnHead(h) {
+	} else if h := r.journalOwnHead; h.Op > r.checkpointOp && !r.holdsHead(h) {
 		// The journal names the head the durable log view's log started at,
 		// and its chain no longer reaches it: records of that log were lost
 		// (a faulty disk read a slot's header record back stale while a
@@ -498,9 +498,9 @@ func (r *Replica) adoptJournalLogView() {
 	}
 }
 
-// holdsOwnHead reports whether the log holds h, the head its durable log
-// view's log started at.
-func (r *Replica) holdsOwnHead(h Header) bool {
+// holdsHead reports whether the log holds h (op and checksum): the head a
+// log view's log started at.
+func (r *Replica) holdsHead(h Header) bool {
 	got, ok := r.header(h.Op)
 	return ok && got.Checksum == h.Checksum
 }

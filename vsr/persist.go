@@ -145,12 +145,20 @@ func (r *Replica) requestSync() {
 // mode, logEntry.recorded): the log a
 // restart reloads reaches at least this op. The in-memory log is a chain,
 // so the journal's records of these ops chain from the checkpoint.
-func (r *Replica) recordedHead() uint64 {
+func (r *Replica) recordedHead() uint64 { return r.recordedUpTo(false) }
+
+// recordedUpTo walks the log up from the checkpoint while each op is
+// recorded (recordedHead); with ackable it also stops below an op whose
+// prepare write is in flight (ackableHead).
+func (r *Replica) recordedUpTo(ackable bool) uint64 {
 	op := r.checkpointOp
 	for op < r.op {
 		e := r.log.at(op + 1)
 		// A durable prepare reloads without its seal (SealLazily).
 		if e == nil || !(e.recorded || (r.cfg.SealLazily && e.durable)) {
+			break
+		}
+		if ackable && e.prepare != nil && !e.durable && (e.writing || e.written) {
 			break
 		}
 		op++
@@ -168,17 +176,7 @@ func (r *Replica) recordedHead() uint64 {
 // older than the torn write (tornPrepareDamage); an op acked while the
 // write was in flight would be newer, and the replica would resume below
 // it.
-func (r *Replica) ackableHead() uint64 {
-	op := r.checkpointOp
-	for op < r.op {
-		e := r.log.at(op + 1)
-		if e == nil || !(e.recorded || (r.cfg.SealLazily && e.durable)) || (e.prepare != nil && !e.durable && (e.writing || e.written)) {
-			break
-		}
-		op++
-	}
-	return op
-}
+func (r *Replica) ackableHead() uint64 { return r.recordedUpTo(true) }
 
 // writeRedundantHeader records the header of a durable prepare in the
 // header zone (a HeaderDurable record). Once a later sync makes it durable
