@@ -148,6 +148,7 @@ func metaReplicaConfig(cfg config.Metadata) vsr.Config {
 	c.ClientsMax = cfg.ClientsTableMax
 	c.ClientsPerOwnerMax = min(cfg.ClientsPerUserMax, cfg.ClientsTableMax)
 	c.ClientRepliesMax = metaClientRepliesMax
+	c.ClientTableBytesMax = uint64(cfg.ClientsTableBytesMax)
 	size := max(uint64(metaMessageBodyMax+vsr.HeaderSize), vsr.HeadersMessageSize(c.JournalSlots))
 	size = (size + vsr.SectorSize - 1) / vsr.SectorSize * vsr.SectorSize
 	c.MessageSizeMax = uint32(min(size, vsr.MessageSizeMaxLimit))

@@ -62,7 +62,11 @@ type clientTable struct {
 	perOwnerMax int
 	// repliesMax is how many replies an entry caches (at least 1).
 	repliesMax int
-	entries    []clientEntry
+	// bytesMax bounds bytes, the table's encoded size as costed by
+	// entryCost (0: no bound); trim keeps it.
+	bytesMax int
+	bytes    int
+	entries  []clientEntry
 	// index maps a client to its position in entries.
 	index map[Uint128]int
 	// owned counts the sessions of each non-zero owner.
@@ -123,6 +127,7 @@ func (t *clientTable) register(client Uint128, owner, op uint64) (evicted Uint12
 	}
 	t.index[client] = len(t.entries)
 	t.entries = append(t.entries, clientEntry{client: client, session: op, lastOp: op, owner: owner})
+	t.bytes += clientEntryBytes
 	if owner != 0 {
 		t.owned[owner]++
 	}
@@ -152,6 +157,7 @@ func (t *clientTable) remove(client Uint128) {
 // removeAt deletes the entry at i, keeping the others' order.
 func (t *clientTable) removeAt(i int) {
 	e := &t.entries[i]
+	t.bytes -= entryCost(e)
 	delete(t.index, e.client)
 	if e.owner != 0 {
 		if t.owned[e.owner]--; t.owned[e.owner] <= 0 {
@@ -172,6 +178,104 @@ func (t *clientTable) forgetRequests() {
 		t.entries[i].reply = nil
 		t.entries[i].older = nil
 	}
+	t.bytes = t.costAll()
+}
+
+// clientEntryBytes is what an entry costs in the table's encoding besides
+// its replies: its fields, its owner and its count of older replies
+// (encode); replyBytes what a cached reply adds.
+const clientEntryBytes = 44 + 8 + 4
+
+func replyBytes(m *Message) int {
+	if m == nil {
+		return 0
+	}
+	return 4 + m.EncodedSize()
+}
+
+// entryCost is e's share of the table's encoding (at least what encode
+// writes for it).
+func entryCost(e *clientEntry) int {
+	n := clientEntryBytes + replyBytes(e.reply)
+	for _, m := range e.older {
+		n += replyBytes(m)
+	}
+	return n
+}
+
+// costAll is the table's cost counted entry by entry (bytes keeps it).
+func (t *clientTable) costAll() int {
+	n := 0
+	for i := range t.entries {
+		n += entryCost(&t.entries[i])
+	}
+	return n
+}
+
+// clientTableBytesMin is the least bound of a table's bytes: two entries,
+// each with a reply of messageSizeMax (the one that committed, and one
+// being trimmed).
+func clientTableBytesMin(messageSizeMax uint32) uint64 {
+	return 2 * (clientEntryBytes + 4 + uint64(messageSizeMax))
+}
+
+// setReply makes m the entry's latest reply (a register's), keeping the
+// table's cost.
+func (t *clientTable) setReply(e *clientEntry, m *Message) {
+	t.bytes += replyBytes(m) - replyBytes(e.reply)
+	e.reply = m
+}
+
+// commitReply caches reply as e's latest, keeping repliesMax and the
+// table's cost.
+func (t *clientTable) commitReply(e *clientEntry, reply *Message) {
+	before := entryCost(e)
+	e.commitReply(reply, t.repliesMax)
+	t.bytes += entryCost(e) - before
+}
+
+// trim brings the table's bytes within bytesMax after an op of client
+// committed, and returns the sessions it ended. It gives up, in order: the
+// older replies of other sessions, least recent first; their latest
+// replies (a duplicate of such a request is answered
+// DispositionAlreadyApplied, never applied twice); client's own older
+// replies; and, only then, other sessions themselves, least recent
+// first. Every choice is a function of the replicated table, so every
+// replica trims alike. The table's bytes bound its share of a checkpoint:
+// without it, sessions caching large replies made a checkpoint larger than
+// its area, and the replica failed at every checkpoint it took, restart
+// after restart.
+func (t *clientTable) trim(client Uint128) (evicted []Uint128) {
+	for t.bytesMax > 0 && t.bytes > t.bytesMax {
+		cur := t.get(client)
+		other := func(e *clientEntry) bool { return e != cur }
+		if i := t.leastRecent(func(e *clientEntry) bool { return other(e) && len(e.older) > 0 }); i >= 0 {
+			e := &t.entries[i]
+			before := entryCost(e)
+			e.older = nil
+			t.bytes -= before - entryCost(e)
+			continue
+		}
+		if i := t.leastRecent(func(e *clientEntry) bool {
+			return other(e) && e.reply != nil && e.reply.Operation != OperationRegister
+		}); i >= 0 {
+			t.setReply(&t.entries[i], nil)
+			continue
+		}
+		if cur != nil && len(cur.older) > 0 {
+			before := entryCost(cur)
+			cur.older = nil
+			t.bytes -= before - entryCost(cur)
+			continue
+		}
+		i := t.leastRecent(other)
+		if i < 0 {
+			break
+		}
+		evicted = append(evicted, t.entries[i].client)
+		t.removeAt(i)
+	}
+	return evicted
 }
 
 // clientOwnersMagic opens the table's owners section, which follows the
@@ -312,6 +416,7 @@ func (t *clientTable) decode(src []byte) ([]byte, error) {
 		}
 	}
 	t.entries, t.index, t.owned = entries, index, owned
+	t.bytes = t.costAll()
 	return src, nil
 }
 

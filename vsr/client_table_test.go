@@ -148,3 +148,152 @@ func TestClientTableCachesRecentReplies(t *testing.T) {
 		}
 	}
 }
+
+// TestClientTableTrimsToItsBytes: past bytesMax, a commit of client 1
+// gives up the older replies of the least recent other sessions first,
+// then their latest replies, then its own older ones, then other sessions;
+// the count kept matches the entries' cost at every step, and a decoded
+// table counts alike.
+func TestClientTableTrimsToItsBytes(t *testing.T) {
+	reply := func(client, request uint64, size int) *Message {
+		m := &Message{Header: Header{Command: CommandReply, Operation: OperationUserMin, Request: request, Client: Uint128{Lo: client}}, Body: make([]byte, size)}
+		m.Seal()
+		return m
+	}
+	var table clientTable
+	table.init(8)
+	table.repliesMax = 3
+	for c := uint64(1); c <= 4; c++ {
+		table.register(Uint128{Lo: c}, 0, c)
+		for req := uint64(1); req <= 3; req++ {
+			e := table.get(Uint128{Lo: c})
+			e.request, e.lastOp = req, 10*c+req
+			table.commitReply(e, reply(c, req, 1000))
+		}
+	}
+	if table.bytes != table.costAll() {
+		t.Fatalf("bytes %d, cost %d", table.bytes, table.costAll())
+	}
+	full := table.bytes
+	one := replyBytes(reply(1, 1, 1000))
+	// Client 1 commits again (most recent now); two older replies of the
+	// least recent other session (2) must go.
+	table.bytesMax = full - 1
+	e := table.get(Uint128{Lo: 1})
+	e.request, e.lastOp = 4, 100
+	table.commitReply(e, reply(1, 4, 1000))
+	if ev := table.trim(Uint128{Lo: 1}); len(ev) != 0 {
+		t.Fatalf("evicted %v", ev)
+	}
+	if got := table.get(Uint128{Lo: 2}); len(got.older) != 0 || got.reply == nil {
+		t.Fatalf("session 2 keeps %d older replies, latest %v", len(got.older), got.reply)
+	}
+	if got := table.get(Uint128{Lo: 3}); len(got.older) != 2 {
+		t.Fatalf("session 3 lost its older replies before it had to")
+	}
+	if table.bytes != table.costAll() || table.bytes > table.bytesMax {
+		t.Fatalf("bytes %d, cost %d, max %d", table.bytes, table.costAll(), table.bytesMax)
+	}
+	// Squeeze until only client 1's latest reply and sessions remain:
+	// every other session's replies go before any session does.
+	table.bytesMax = 4*clientEntryBytes + one
+	if ev := table.trim(Uint128{Lo: 1}); len(ev) != 0 {
+		t.Fatalf("evicted %v with replies left to drop", ev)
+	}
+	for c := uint64(2); c <= 4; c++ {
+		if got := table.get(Uint128{Lo: c}); got == nil || got.reply != nil || len(got.older) != 0 {
+			t.Fatalf("session %d: %+v", c, got)
+		}
+	}
+	if got := table.get(Uint128{Lo: 1}); got.cached(4) == nil || len(got.older) != 0 {
+		t.Fatalf("client 1 lost its latest reply or kept its older ones")
+	}
+	// Below that, the least recent other sessions go.
+	table.bytesMax = 2*clientEntryBytes + one
+	ev := table.trim(Uint128{Lo: 1})
+	if len(ev) != 2 || ev[0] != (Uint128{Lo: 2}) || ev[1] != (Uint128{Lo: 3}) {
+		t.Fatalf("evicted %v, want sessions 2 and 3", ev)
+	}
+	if table.bytes != table.costAll() || table.bytes > table.bytesMax {
+		t.Fatalf("bytes %d, cost %d, max %d", table.bytes, table.costAll(), table.bytesMax)
+	}
+	var got clientTable
+	got.init(8)
+	got.repliesMax = 3
+	if _, err := got.decode(table.encode(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got.bytes != table.bytes || len(table.encode(nil)) > table.bytes+12 {
+		t.Fatalf("decoded table counts %d bytes, the encoded one %d (encoding %d)", got.bytes, table.bytes, len(table.encode(nil)))
+	}
+}
+
+// TestLargeCachedRepliesNeverOverflowTheCheckpoint: 48 sessions caching
+// five replies of 8 KiB each hold about 2 MiB, twice a checkpoint area of
+// 1 MiB. The group of one checkpoints through it, restarts from its
+// checkpoint and goes on: the table gave up the least recent sessions'
+// cached replies (a duplicate of one is answered AlreadyApplied, never
+// applied twice), and the latest client's reply is still served from the
+// cache. Before the table had a bytes bound, the checkpoint did not fit
+// its area and the replica failed at every checkpoint, restart after
+// restart.
+func TestLargeCachedRepliesNeverOverflowTheCheckpoint(t *testing.T) {
+	cfg := groupTestConfig(1, 0)
+	cfg.Durability = Persisted
+	cfg.CheckpointSizeMax = 1 << 20
+	cfg.ClientsMax = 64
+	cfg.ClientRepliesMax = 5
+	cfg.CheckpointIntervalOps = 16
+	c := newTestCluster(t, cfg)
+	c.replyPad = 8 << 10
+	c.crash(0)
+	c.start(0)
+	for id := uint64(1); id <= 48; id++ {
+		for i := range 5 {
+			if err := c.client(id).Submit(OperationUserMin, []byte{byte('a' + i)}); err != nil {
+				t.Fatal(err)
+			}
+			for ticks := 0; c.client(id).Busy() && ticks < 1000; ticks++ {
+				c.tick(1)
+			}
+			if err := c.nodes[0].replica.Err(); err != nil {
+				t.Fatalf("client %d request %d: replica failed: %v", id, i, err)
+			}
+		}
+	}
+	r := c.nodes[0].replica
+	if r.CheckpointOp() < 200 {
+		t.Fatalf("checkpoint at op %d, want one past op 200", r.CheckpointOp())
+	}
+	if r.clients.bytes > r.cfg.clientTableBytesMax() {
+		t.Fatalf("client table holds %d bytes, over %d", r.clients.bytes, r.cfg.clientTableBytesMax())
+	}
+	applied := len(c.nodes[0].sm.entries)
+	c.crash(0)
+	c.start(0)
+	c.tick(20)
+	r = c.nodes[0].replica
+	if err := r.Err(); err != nil || r.CommitNumber() < r.CheckpointOp() {
+		t.Fatalf("restart: err %v, commit %d, checkpoint %d", err, r.CommitNumber(), r.CheckpointOp())
+	}
+	// A duplicate of client 1's first request (its replies given up) is
+	// not applied again; client 48's last is answered from the cache.
+	last := c.client(48)
+	c.rawRequest(1, 0, OperationUserMin, c.client(1).Session(), 1, "a")
+	c.rawRequest(48, 0, OperationUserMin, last.Session(), 5, "e")
+	var answers []*Message
+	answers = append(answers, c.deliverCollect(1)...)
+	c.rawRequest(48, 0, OperationUserMin, last.Session(), 5, "e")
+	answers = append(answers, c.deliverCollect(48)...)
+	if n := len(c.nodes[0].sm.entries); n > applied {
+		t.Fatalf("duplicates applied again: %d entries, %d before", n, applied)
+	}
+	var already, cached bool
+	for _, m := range answers {
+		already = already || (m.Client.Lo == 1 && m.Disposition == DispositionAlreadyApplied)
+		cached = cached || (m.Client.Lo == 48 && m.Command == CommandReply && m.Disposition == DispositionNone && m.Request == 5 && len(m.Body) > 8<<10)
+	}
+	if !already || !cached {
+		t.Fatalf("answers %v: already-applied %v, cached reply %v", answers, already, cached)
+	}
+}

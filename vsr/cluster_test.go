@@ -99,11 +99,14 @@ func (s *testStorage) Sync(done func(error)) {
 // testStateMachine is a log of appended bodies; Apply replies "op=N".
 type testStateMachine struct {
 	entries []string
+	// pad, if set, lengthens every reply by that many bytes.
+	pad int
 }
 
 func (sm *testStateMachine) Apply(op, timestamp uint64, operation uint8, body []byte) []byte {
 	sm.entries = append(sm.entries, string(body))
-	return []byte(fmt.Sprintf("op=%d", op))
+	reply := []byte(fmt.Sprintf("op=%d", op))
+	return append(reply, make([]byte, sm.pad)...)
 }
 
 func (sm *testStateMachine) Checkpoint() []byte {
@@ -208,6 +211,9 @@ type testCluster struct {
 	// dropTo, if set, drops the messages it returns true for, by sender
 	// and receiver.
 	dropTo func(from, to int, m *Message) bool
+	// replyPad lengthens the replies of replicas started from now on
+	// (testStateMachine.pad).
+	replyPad int
 }
 
 func newTestCluster(t *testing.T, cfg Config) *testCluster { return newTestClusterTicks(t, cfg, nil) }
@@ -233,7 +239,7 @@ func (c *testCluster) start(i int) {
 	n := c.nodes[i]
 	rc := c.cfg
 	rc.ReplicaIndex = uint8(i)
-	n.sm = &testStateMachine{}
+	n.sm = &testStateMachine{pad: c.replyPad}
 	r, err := NewReplica(rc, n.storage, &testNetwork{c, i}, n.sm, &c.clock)
 	if err != nil {
 		c.t.Fatal(err)

@@ -111,6 +111,12 @@ type Config struct {
 	// request whose reply is no longer cached is answered
 	// DispositionAlreadyApplied.
 	ClientRepliesMax uint32
+	// ClientTableBytesMax bounds the client table's share of a checkpoint
+	// (its sessions and cached replies); zero means half of
+	// CheckpointSizeMax. Past it, a commit gives up other sessions' cached
+	// replies, least recent first, then their sessions (clientTable.trim),
+	// so that the table never makes a checkpoint too large for its area.
+	ClientTableBytesMax uint64
 	// EndsSession names sessioned operations that end their client's
 	// session once applied (a logout): the entry and its cached reply go,
 	// and the client's next request is answered with an eviction.
@@ -257,6 +263,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: client replies max %d over 64", ErrConfig, c.ClientRepliesMax)
 	case c.ClientsPerOwnerMax > c.ClientsMax:
 		return fmt.Errorf("%w: clients per owner max %d over clients max %d", ErrConfig, c.ClientsPerOwnerMax, c.ClientsMax)
+	case c.ClientTableBytesMax != 0 && (c.ClientTableBytesMax < clientTableBytesMin(c.MessageSizeMax) || c.ClientTableBytesMax > c.checkpointAreaSize()-checkpointFrameBytes):
+		return fmt.Errorf("%w: client table bytes max %d outside %d..%d (two maximal replies; the checkpoint area less its frame)",
+			ErrConfig, c.ClientTableBytesMax, clientTableBytesMin(c.MessageSizeMax), c.checkpointAreaSize()-checkpointFrameBytes)
 	}
 	return nil
 }
@@ -296,6 +305,18 @@ func (c *Config) ZoneSize(zone Zone) uint64 {
 	}
 	return 0
 }
+
+// clientTableBytesMax is the client table's bound (ClientTableBytesMax).
+func (c *Config) clientTableBytesMax() int {
+	if c.ClientTableBytesMax > 0 {
+		return int(c.ClientTableBytesMax)
+	}
+	return int(max(c.checkpointAreaSize()/2, clientTableBytesMin(c.MessageSizeMax)))
+}
+
+// checkpointFrameBytes is what a checkpoint adds to its client table and
+// state: magic, its op's header, the table's length (encodeCheckpointState).
+const checkpointFrameBytes = 4 + HeaderSize + 8
 
 // checkpointAreaSize is the size of each of the two checkpoint areas.
 func (c *Config) checkpointAreaSize() uint64 {

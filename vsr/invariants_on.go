@@ -37,6 +37,9 @@ func (r *Replica) assertInvariants() {
 		}
 	})
 	r.assertLogChain()
+	if got := r.clients.costAll(); got != r.clients.bytes {
+		panic(fmt.Sprintf("vsr: client table counts %d bytes, its entries cost %d", r.clients.bytes, got))
+	}
 }
 
 // assertLogChain checks that the log holds a hash chain of headers from

@@ -588,10 +588,12 @@ func (r *Replica) apply(p *Message) *Message {
 			r.sendEviction(evicted)
 		}
 		e := r.clients.get(p.Client)
-		e.reply = r.makeReply(p, nil)
-		e.reply.Session = p.Op
-		e.reply.Seal()
-		return e.reply.Clone()
+		reply := r.makeReply(p, nil)
+		reply.Session = p.Op
+		reply.Seal()
+		r.clients.setReply(e, reply)
+		r.trimClients(p.Client)
+		return reply.Clone()
 	case r.cfg.Sessionless.Has(p.Operation):
 		// Never deduplicated, never cached: the client table is the
 		// sessioned operations' alone.
@@ -613,12 +615,24 @@ func (r *Replica) apply(p *Message) *Message {
 		if e != nil {
 			e.request = p.Request
 			e.lastOp = p.Op
-			e.commitReply(reply, r.clients.repliesMax)
+			r.clients.commitReply(e, reply)
+			r.trimClients(p.Client)
 			return reply.Clone()
 		}
 		return reply
 	}
 	return nil
+}
+
+// trimClients keeps the client table within its bytes after an op of
+// client committed (clientTable.trim); a primary tells the sessions it
+// ended, as a register's eviction.
+func (r *Replica) trimClients(client Uint128) {
+	for _, evicted := range r.clients.trim(client) {
+		if r.Primary() {
+			r.sendEviction(evicted)
+		}
+	}
 }
 
 func (r *Replica) makeReply(p *Message, body []byte) *Message {

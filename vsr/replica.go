@@ -238,6 +238,7 @@ func NewReplica(cfg Config, storage Storage, network Network, sm StateMachine, c
 	r.clients.init(int(cfg.ClientsMax))
 	r.clients.perOwnerMax = int(cfg.ClientsPerOwnerMax)
 	r.clients.repliesMax = max(int(cfg.ClientRepliesMax), 1)
+	r.clients.bytesMax = cfg.clientTableBytesMax()
 	r.timers.init(&r.cfg)
 	return r, nil
 }

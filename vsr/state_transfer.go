@@ -83,6 +83,7 @@ func (r *Replica) restoreCheckpoint(data []byte, opMin uint64) (Header, error) {
 	table.init(int(r.cfg.ClientsMax))
 	table.perOwnerMax = int(r.cfg.ClientsPerOwnerMax)
 	table.repliesMax = max(int(r.cfg.ClientRepliesMax), 1)
+	table.bytesMax = r.cfg.clientTableBytesMax()
 	if _, err := table.decode(rest[:n]); err != nil {
 		return h, fmt.Errorf("%w: %w", ErrCheckpoint, err)
 	}

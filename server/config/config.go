@@ -199,6 +199,11 @@ type Metadata struct {
 	// ClientsPerUserMax bounds one user's share of the client table: past
 	// it, the user's own oldest session goes.
 	ClientsPerUserMax uint32 `toml:"clients_per_user_max"`
+	// ClientsTableBytesMax bounds the client table's bytes (sessions and
+	// their cached replies) in a metadata checkpoint: past it the least
+	// recent sessions' cached replies go first (a duplicate of such a
+	// request gets 59), then those sessions.
+	ClientsTableBytesMax ByteSize `toml:"clients_table_bytes_max"`
 }
 
 // PartitionWAL is [partition].
@@ -239,6 +244,11 @@ const (
 	journalSlotsMax      = 1 << 20
 	memoryPoolMin        = 512 << 20
 	clientsTableMaxLimit = 1 << 16 // vsr.ClientsMaxLimit: the metadata group's client table
+	// The client table's bytes: at least two of the metadata group's
+	// largest replies, at most half of its 64 MiB checkpoint (the state
+	// has the other half; server/metastore.go's metaCheckpointMax).
+	clientsTableBytesMin = 1 << 20
+	clientsTableBytesMax = 32 << 20
 	// ringEntriesMax is the kernel's limit on submission queue entries;
 	// ringEventIntervalMax keeps a shard from running unboundedly many
 	// tasks without visiting its ring (runtime/uring checks both again).
@@ -403,6 +413,9 @@ func (c *Config) Validate() error {
 	}
 	if n := c.Metadata.ClientsPerUserMax; n < 1 || n > c.Metadata.ClientsTableMax {
 		return bad("metadata.clients_per_user_max", "%d is outside 1..clients_table_max (%d)", n, c.Metadata.ClientsTableMax)
+	}
+	if n := uint64(c.Metadata.ClientsTableBytesMax); n < clientsTableBytesMin || n > clientsTableBytesMax {
+		return bad("metadata.clients_table_bytes_max", "%d is outside %d..%d", n, uint64(clientsTableBytesMin), uint64(clientsTableBytesMax))
 	}
 	if n := uint64(c.Partition.WALBytesMax); n < walBytesMin {
 		// A persisted cluster partition's prepare WAL needs two prepares

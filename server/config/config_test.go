@@ -63,6 +63,8 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{[]string{"STRATA_SYSTEM_MEMORY_POOL_SIZE=12"}, "system.memory_pool.size"},
 		{[]string{"STRATA_SYSTEM_MEMORY_POOL_SIZE=lots"}, "system.memory_pool.size"},
 		{[]string{"STRATA_METADATA_JOURNAL_SLOTS=-1"}, "metadata.journal_slots"},
+		{[]string{"STRATA_METADATA_CLIENTS_TABLE_BYTES_MAX=64 MiB"}, "metadata.clients_table_bytes_max"},
+		{[]string{"STRATA_METADATA_CLIENTS_TABLE_BYTES_MAX=4 KiB"}, "metadata.clients_table_bytes_max"},
 		{[]string{"STRATA_TCP_ENABLED=maybe"}, "tcp.enabled"},
 		{[]string{"STRATA_MESSAGE_BUS_MAX_MESSAGE_SIZE=10"}, "message_bus.max_message_size"},
 		{[]string{"STRATA_SYSTEM_LOGGING_FORMAT=xml"}, "system.logging.format"},
