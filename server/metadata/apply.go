@@ -13,6 +13,12 @@ func (m *Machine) Apply(op uint64, timestamp uint64, operation uint8, body []byt
 	if err != nil {
 		return rejectReply(CodeInvalidCommand)
 	}
+	if !m.admits(o, len(body)) {
+		// Refused for the state's bound (StateBytesMax): nothing changed,
+		// so the cached size stands.
+		return rejectReply(limitCode(o))
+	}
+	m.size = -1
 	payload, code := m.applyOp(env, timestamp, o)
 	if invariantsEnabled {
 		m.checkInvariants()

@@ -84,6 +84,7 @@ func (m *Machine) Restore(data []byte) error {
 	if err != nil {
 		return err
 	}
+	restored.sizeMax = m.sizeMax
 	*m = *restored
 	return nil
 }

@@ -9,6 +9,9 @@ func (m *Machine) checkInvariants() {
 	if err := m.invariantError(); err != nil {
 		panic(fmt.Sprintf("metadata: invariant broken after op %d: %v", m.lastOp, err))
 	}
+	if got, want := m.stateBytes(), len(m.Checkpoint()); got != want {
+		panic(fmt.Sprintf("metadata: state counted as %d bytes after op %d, its checkpoint is %d", got, m.lastOp, want))
+	}
 }
 
 // invariantError returns the first broken invariant, or nil.

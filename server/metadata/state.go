@@ -85,6 +85,10 @@ type Machine struct {
 	// effects accumulates what the server must do on disk, drained by
 	// TakeEffects.
 	effects []Effect
+	// sizeMax bounds the encoded state (StateBytesMax); size caches its
+	// encoded length, -1 when an op changed it since (stateBytes).
+	sizeMax int
+	size    int
 }
 
 // New returns an empty machine (no streams, no users). The server applies
@@ -96,6 +100,8 @@ func New() *Machine {
 		users:       make(map[uint32]*User),
 		userNames:   make(map[string]uint32),
 		tokenHashes: make(map[string]uint32),
+		sizeMax:     StateBytesMax,
+		size:        -1,
 	}
 }
 
