@@ -306,6 +306,11 @@ type heldReply struct {
 	reply  Reply
 }
 
+// checkpointFrameBytes bounds what vsr adds to a partition's descriptor
+// in its checkpoint: magic, the op's header, the client table's length
+// and the empty table, with room to spare.
+const checkpointFrameBytes = 4 + vsr.HeaderSize + 8 + 4 + 256
+
 // New checks cfg and returns a host that must be opened with Open.
 func New(cfg Config, b Binding) (*Host, error) {
 	if b.Storage == nil || b.Peers == nil || b.Clock == nil || b.Effects == nil || b.Replies == nil {
@@ -313,6 +318,12 @@ func New(cfg Config, b Binding) (*Host, error) {
 	}
 	for _, op := range PartitionOperations {
 		cfg.Replica.Sessionless.Add(op)
+	}
+	if cfg.Partition.OffsetsMax == 0 {
+		// Every offset must fit the checkpoint area beside the descriptor,
+		// the checkpoint's frame and the (sessionless, empty) client table.
+		area := int(cfg.Replica.ZoneSize(vsr.ZoneCheckpoint) / 2)
+		cfg.Partition.OffsetsMax = max(1, (area-checkpointFrameBytes-partition.DescriptorFixedBytes)/partition.OffsetBytes)
 	}
 	h := &Host{cfg: cfg, b: b, machine: partition.New(cfg.Partition)}
 	h.observer, _ = b.Effects.(Observer)

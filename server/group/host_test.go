@@ -840,3 +840,47 @@ func TestUnreadableCheckpointKeepsTheSegments(t *testing.T) {
 	c.Isolate(1, false)
 	w.sendCommitted(2)
 }
+
+// TestManyConsumerOffsetsNeverStopCheckpoints: a partition whose
+// consumers stored more offsets than its checkpoint area holds (13 bytes
+// each, 64 KiB) keeps checkpointing and committing sends past the journal
+// window: a store of a new consumer past the bound is refused (3012),
+// while the consumers already stored keep storing. Before the bound, the
+// descriptor no longer fit its area, no checkpoint was ever taken again,
+// and once the journal window was full every send was pushed back for
+// good, across restarts.
+func TestManyConsumerOffsetsNeverStopCheckpoints(t *testing.T) {
+	cfg := testConfig(1, 5, vsr.Persisted)
+	cfg.Replica.CheckpointSizeMax = 64 << 10
+	cfg.CheckpointEveryOps = 8
+	c := newCluster(t, cfg, false)
+	w := newWorkload(t, c)
+	w.sendCommitted(1)
+	refused := 0
+	for consumer := uint32(1); consumer <= 6000; consumer++ {
+		a := w.storeOffset(0, consumer, 0)
+		switch a.Code {
+		case wire.ErrorCodeOK:
+		case wire.ErrCannotCreateConsumerOffsetsDirectory:
+			refused++
+		default:
+			t.Fatalf("store of consumer %d: code %d (%s)", consumer, a.Code, a.Disposition)
+		}
+	}
+	if refused == 0 || refused > 2000 {
+		t.Fatalf("%d of 6000 stores refused", refused)
+	}
+	if a := w.storeOffset(0, 1, 0); a.Code != wire.ErrorCodeOK {
+		t.Fatalf("a stored consumer's store: code %d", a.Code)
+	}
+	before := c.Nodes[0].Host.Replica().CheckpointOp()
+	for range 3 * int(cfg.Replica.JournalSlots) {
+		w.sendCommitted(1)
+	}
+	if w.retries != 0 {
+		t.Fatalf("%d sends were pushed back", w.retries)
+	}
+	if got := c.Nodes[0].Host.Replica().CheckpointOp(); got <= before {
+		t.Fatalf("no checkpoint past op %d after the offsets (checkpoint %d)", before, got)
+	}
+}

@@ -64,7 +64,7 @@ func TestStateBoundRefusesGrowthNotDeletes(t *testing.T) {
 }
 
 // TestGroupJoinsStayWithinTheBound: joins of a consumer group over a topic
-// of 200 partitions are refused (5004 CannotCreateConsumerGroupInfo) before
+// of 200 partitions are refused (5007 CannotCreateConsumerGroupInfo) before
 // the members and hand-offs they add could pass the bound.
 func TestGroupJoinsStayWithinTheBound(t *testing.T) {
 	h := newHarness(t)

@@ -13,6 +13,10 @@ const (
 	CodeInvalidCommand         uint32 = 3
 	CodeConsumerOffsetNotFound uint32 = 3021
 	CodeInvalidOffset          uint32 = 4100
+	// CodeOffsetsFull refuses a store of a new consumer's offset past
+	// Config.OffsetsMax: Iggy's 3012 CannotCreateConsumerOffsetsDirectory,
+	// the code of a consumer offset that could not be created.
+	CodeOffsetsFull uint32 = 3012
 )
 
 // SendReplySize is the size of a SendMessages reply carrying one
@@ -148,9 +152,20 @@ func (m *Machine) storeOffset(o StoreConsumerOffset) uint32 {
 	if previous, stored := m.offsets[o.Consumer]; stored && o.Mode == StoreAutoCommit && previous >= o.Offset {
 		return CodeOK
 	}
+	if _, stored := m.offsets[o.Consumer]; !stored && len(m.offsets) >= m.offsetsMax() {
+		return CodeOffsetsFull
+	}
 	m.offsets[o.Consumer] = o.Offset
 	m.emit(Effect{Kind: EffectOffsetStored, Consumer: o.Consumer, Offset: o.Offset, AutoCommit: o.Mode == StoreAutoCommit})
 	return CodeOK
+}
+
+// offsetsMax is the bound of stored offsets (Config.OffsetsMax).
+func (m *Machine) offsetsMax() int {
+	if m.cfg.OffsetsMax > 0 {
+		return min(m.cfg.OffsetsMax, consumerOffsetsMax)
+	}
+	return consumerOffsetsMax
 }
 
 func (m *Machine) deleteOffset(key ConsumerKey) uint32 {

@@ -19,6 +19,15 @@ const (
 	consumerOffsetsMax = 1 << 24
 )
 
+// OffsetBytes is what one stored offset adds to a checkpoint, and
+// DescriptorFixedBytes what a checkpoint without unflushed batches holds
+// besides its offsets (Checkpoint): a descriptor with n offsets takes
+// DescriptorFixedBytes + n*OffsetBytes.
+const (
+	OffsetBytes          = 1 + 4 + 8
+	DescriptorFixedBytes = statecodec.CheckpointHeaderSize + 5*4 + 8 + 1 + 7*8 + statecodec.CheckpointTrailerSize
+)
+
 // Checkpoint encodes the whole state deterministically: configuration,
 // counters, consumer offsets (ordered by key) and the unflushed batches.
 // Two machines that applied the same operations (carrying out their
@@ -67,6 +76,7 @@ func (m *Machine) Restore(data []byte) error {
 	}
 	m.ReleaseBuffers()
 	restored.cfg.Buffers = m.cfg.Buffers
+	restored.cfg.OffsetsMax = m.cfg.OffsetsMax
 	*m = *restored
 	return nil
 }

@@ -62,6 +62,14 @@ type Config struct {
 	// FlushEveryBatch asks for a flush after every send, whatever the
 	// thresholds: a topic whose sends are synced before the reply.
 	FlushEveryBatch bool
+	// OffsetsMax bounds the consumer offsets the partition stores (0: the
+	// decoder's bound, 1<<24); a store of a new consumer past it is
+	// refused with CodeOffsetsFull. The group host sets it from its
+	// checkpoint area, which must hold every stored offset: a descriptor
+	// that does not fit is never written, and a partition whose journal
+	// window then fills takes no send again. Every replica of a group
+	// derives the same bound from the same configuration.
+	OffsetsMax int
 	// Buffers lends the memory unflushed batches are kept in (the
 	// server's memory pool); nil keeps them on the Go heap. It does not
 	// take part in the machine's state: only where bytes live.
