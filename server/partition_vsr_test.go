@@ -38,7 +38,7 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the partition has no consensus file: %v", err)
 	}
-	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 2 {
+	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 3 {
 		t.Fatalf("consensus.vsr header %q version %d", image[:4], binary.LittleEndian.Uint16(image[4:]))
 	}
 	// The file an older build would have written (version 1 held the
@@ -52,7 +52,7 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	if err == nil {
 		t.Fatal("a data directory with a consensus file of version 1 was opened")
 	}
-	for _, want := range []string{"consensus.vsr", "format version 1", "reads version 2"} {
+	for _, want := range []string{"consensus.vsr", "format version 1", "reads version 3"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("boot error %q does not say %q", err, want)
 		}
