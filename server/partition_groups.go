@@ -1,16 +1,12 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"path"
 
 	"go.uber.org/zap"
 
 	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/server/metadata"
-	"github.com/stratabroker/strata/storage"
 )
 
 // Partition consensus group ids.
@@ -31,9 +27,11 @@ import (
 // superblock copies, checkpoint and journal headers carry the group (vsr
 // refuses another's, ErrForeignGroup), a superblocks.sb slot is handed
 // only to the group its header names, and consensus.vsr records its
-// group in its header (a file of another group is never adopted:
-// errVSRForeignGroup; at boot the directory is taken for an older
-// partition's, reopen). Ids the metadata gave out and took back never
+// group in its header: a file of another group is never adopted, the
+// boot is refused naming the file and both groups (errVSRForeignGroup;
+// a re-created partition's directory is made anew, and an older one's
+// left by a crash is told apart by its creation time, reopen, so this is
+// damage). Ids the metadata gave out and took back never
 // come again, so the boot tombstones the superblock slots still
 // allocated to them (releaseRetiredSlots): a deletion a crash
 // interrupted leaves no slot behind for good.
@@ -83,37 +81,6 @@ func (ps *partitionSet) byGroup(g uint64) (*partitionRuntime, bool) {
 	defer ps.mu.RUnlock()
 	p, ok := ps.groups[g]
 	return p, ok
-}
-
-// consensusFileGroup reads the consensus group a partition directory's
-// consensus.vsr names; ok is false when there is no such file or its
-// header is not of this build's format (the open refuses it, naming
-// file and version).
-func consensusFileGroup(fs storage.FS, dir string) (g uint64, ok bool, err error) {
-	name := path.Join(dir, vsrFileName)
-	f, err := fs.Open(name)
-	if errors.Is(err, storage.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("open %s: %w", name, err)
-	}
-	hdr := make([]byte, vsrFileHeaderSize)
-	n, err := f.ReadAt(hdr, 0)
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	if closeErr := f.Close(); err == nil && closeErr != nil {
-		err = fmt.Errorf("close %s: %w", name, closeErr)
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("read %s: %w", name, err)
-	}
-	if n < len(hdr) {
-		return 0, false, nil
-	}
-	g, ok = vsrFileHeaderGroup(hdr)
-	return g, ok, nil
 }
 
 // releaseRetiredSlots tombstones the superblock slots still allocated to

@@ -585,16 +585,6 @@ func encodeVSRFileHeader(checkpoint, group uint64) []byte {
 	return hdr
 }
 
-// vsrFileHeaderGroup returns the consensus group a header sector of this
-// build's format names; false for any other sector.
-func vsrFileHeaderGroup(hdr []byte) (uint64, bool) {
-	if len(hdr) < vsrFileHeaderSize || string(hdr[:4]) != vsrFileMagic || binary.LittleEndian.Uint64(hdr[56:]) != xxh3.Hash(hdr[:56]) ||
-		binary.LittleEndian.Uint16(hdr[4:]) != vsrFileVersion {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint64(hdr[24:]), true
-}
-
 // checkVSRFileHeader checks a header sector against this build's format
 // and the partition's consensus group: a file of another group is never
 // adopted (errVSRForeignGroup).

@@ -333,16 +333,6 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 			return err
 		}
 		return ps.create(nil, k)
-	} else if g, ok, err := consensusFileGroup(ps.s.fs, dir); err != nil {
-		return err
-	} else if ok && g != part.ConsensusGroup {
-		// The consensus state of an older partition with the same ids
-		// (and creation time): never adopted (partition_groups.go).
-		reason := fmt.Sprintf("partition directory of consensus group %d, the metadata's partition is of group %d", g, part.ConsensusGroup)
-		if err := ps.removeOrMoveAside(partitionOrphan(ps, k), ps.deletedPartition(k, dir), reason); err != nil {
-			return err
-		}
-		return ps.create(nil, k)
 	}
 	if len(report.Invalid) > 0 && loaded.err == nil {
 		ps.s.log.Warn("partition superblock copy invalid; the other copy is used and the damaged one rewritten", zap.String("dir", dir), zap.Strings("invalid", report.Invalid))

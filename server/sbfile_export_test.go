@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path"
@@ -19,11 +20,10 @@ func ConsensusFileGroup(partitionDir string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	g, ok := vsrFileHeaderGroup(image)
-	if !ok {
+	if len(image) < vsrFileHeaderSize || string(image[:4]) != vsrFileMagic || binary.LittleEndian.Uint16(image[4:]) != vsrFileVersion {
 		return 0, fmt.Errorf("%s: not a consensus file of this build", partitionDir)
 	}
-	return g, nil
+	return binary.LittleEndian.Uint64(image[24:]), nil
 }
 
 // SuperblockZoneAt returns the byte position, in the image of a node's
