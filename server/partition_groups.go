@@ -27,14 +27,16 @@ import (
 // superblock copies, checkpoint and journal headers carry the group (vsr
 // refuses another's, ErrForeignGroup), a superblocks.sb slot is handed
 // only to the group its header names, and consensus.vsr records its
-// group in its header: a file of another group is never adopted, the
-// boot is refused naming the file and both groups (errVSRForeignGroup;
-// a re-created partition's directory is made anew, and an older one's
-// left by a crash is told apart by its creation time, reopen, so this is
-// damage). Ids the metadata gave out and took back never
-// come again, so the boot tombstones the superblock slots still
-// allocated to them (releaseRetiredSlots): a deletion a crash
-// interrupted leaves no slot behind for good.
+// group in its header. A consensus.vsr of another group is never
+// adopted: the boot is refused, naming the file and both groups
+// (errVSRForeignGroup). A re-created partition's directory is made anew,
+// and an older partition's that a crash left is told apart by its
+// creation time (reopen), so that is damage, not a case to repair.
+//
+// Ids the metadata gave out and took back never come again, so the boot
+// tombstones the superblock slots still allocated to them
+// (releaseRetiredSlots): a deletion a crash interrupted before its
+// tombstone leaves no slot behind for good.
 
 // The partitions' group ids are below metadata.ConsensusGroupLimit, so
 // none is the metadata group's (this does not compile otherwise).
@@ -88,7 +90,7 @@ func (ps *partitionSet) byGroup(g uint64) (*partitionRuntime, bool) {
 // (a deletion whose tombstone a crash or an IO error stopped): those ids
 // never come again. Slots of ids the metadata never gave out (another
 // data directory's, damage) are left as found. It runs at boot, once
-// every partition opened, on shard 0.
+// every partition opened, on shard 0; only a stopped shard 0 fails it.
 func (ps *partitionSet) releaseRetiredSlots() error {
 	m := ps.s.meta.machine
 	next := m.NextConsensusGroup()
@@ -111,7 +113,10 @@ func (ps *partitionSet) releaseRetiredSlots() error {
 			zap.String("file", ps.s.superblocks.name), zap.Int("slots", len(released)))
 	}
 	if err != nil {
-		return fmt.Errorf("release the superblock slots of deleted partitions: %w", err)
+		// As when a deletion's tombstone fails: the slots stay unused
+		// (no group ever asks for them), and the next boot tries again.
+		ps.s.log.Warn("tombstoning the superblock slots of deleted partitions failed; the slots stay unused",
+			zap.String("file", ps.s.superblocks.name), zap.Error(err))
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ const vsrFileMagic = "SPVR"
 var errVSRFormat = errors.New("partition consensus file in another format")
 
 // errVSRForeignGroup reports a consensus.vsr of another consensus group
-// than the partition's (an older partition with the same ids).
+// than the partition's: it is never adopted (partition_groups.go).
 var errVSRForeignGroup = errors.New("partition consensus file of another group")
 
 // Limits of a partition group.
