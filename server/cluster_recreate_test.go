@@ -80,6 +80,20 @@ func (c *testCluster) checkExactly(p uint32, acked []ackedMessage) {
 	}
 }
 
+// waitAllApplied waits until every replica applied partition p's ops up
+// to offset next, with nothing left uncommitted.
+func (c *testCluster) waitAllApplied(p uint32, next uint64) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("every replica to apply p%d up to offset %d", p, next), func() bool {
+		for i := range c.nodes {
+			if st, ok := c.status(i, p); !ok || st.NextOffset != next || st.CommitNumber != st.OpNumber {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // groupsOf returns every replica's consensus group id of partition p of
 // stream 0 topic 0, and fails unless they agree.
 func (c *testCluster) groupsOf(p uint32) uint64 {
@@ -124,11 +138,18 @@ func TestClusterRecreatedTopicIgnoresTheOldIncarnation(t *testing.T) {
 
 	// The old incarnation commits sends, and changes view once (its
 	// primary stops), so that what was recorded holds start views of a
-	// view above the new incarnation's.
+	// view above the new incarnation's. Every replica applies what was
+	// acknowledged before a stop, and sends after a view change wait for
+	// a settled primary (its whole log committed): a primary that commits
+	// a previous view's op while a send of its own waits can pair the
+	// op's reply with that send (the partition plane's request numbers
+	// are each host's own), which this test is not about.
 	var old []ackedMessage
 	old = append(old, c.send(0, "old-a", 5)...)
+	c.waitAllApplied(0, uint64(len(old)))
 	first := c.primary(0)
 	c.stop(first)
+	c.settledPrimary(0)
 	old = append(old, c.send(0, "old-b", 5)...)
 	c.start(first)
 	c.waitFor("the stopped replica to catch up", func() bool {
@@ -164,14 +185,7 @@ func TestClusterRecreatedTopicIgnoresTheOldIncarnation(t *testing.T) {
 	t.Logf("old incarnation: group %d, up to view %d; new incarnation: group %d", oldGroup, oldView, newGroup)
 	var acked []ackedMessage
 	acked = append(acked, c.send(0, "new-a", 5)...)
-	c.waitFor("every replica to apply the new incarnation's sends", func() bool {
-		for i := range c.nodes {
-			if st, ok := c.status(i, 0); !ok || st.NextOffset != uint64(len(acked)) || st.CommitNumber != st.OpNumber {
-				return false
-			}
-		}
-		return true
-	})
+	c.waitAllApplied(0, uint64(len(acked)))
 
 	// Every recorded frame of the old incarnation is delivered to the
 	// replica it was sent to, through the replica plane's receiving side.
@@ -250,6 +264,7 @@ func TestClusterRecreatedTopicIgnoresTheOldIncarnation(t *testing.T) {
 	if g := c.groupsOf(0); g != newGroup {
 		t.Fatalf("after the restart the partition's group is %d, it was %d", g, newGroup)
 	}
+	c.settledPrimary(0)
 	acked = append(acked, c.send(0, "new-c", 5)...)
 	c.checkExactly(0, acked)
 	for _, a := range old {
