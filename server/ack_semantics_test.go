@@ -558,13 +558,14 @@ func TestAckClusterConsensusFileCorruptionOnMinority(t *testing.T) {
 			}
 			c.waitApplied(0, uint64(len(acked)))
 			damaged := (c.primary(0) + 1) % 3
+			before, _ := c.status(damaged, 0)
 			c.stop(damaged)
 			sbFile := server.SuperblockFile(ackDataDir)
 			d := c.disks[damaged]
 			d.mu.Lock()
 			image, _ := d.fs.ReadFile(sbFile)
 			d.mu.Unlock()
-			zone, _, ok := server.SuperblockZoneAt(image, 0, 0, 0)
+			zone, _, ok := server.SuperblockZoneAt(image, before.Group)
 			if !ok {
 				t.Fatalf("replica %d has no superblock slot for partition 0", damaged)
 			}

@@ -39,6 +39,16 @@ type memBus struct {
 	// cut, when set, drops every frame from one replica to another for
 	// which it reports true (a cut link).
 	cut atomic.Pointer[func(from, to uint8) bool]
+	// tap, when set, sees every frame a replica sends, before it is
+	// queued (or lost); it must not keep or change frame.b.
+	tap atomic.Pointer[func(from, to uint8, frame busFrame)]
+}
+
+// tapped hands a frame to the tap, if one is set.
+func (b *memBus) tapped(from, to uint8, frame busFrame) {
+	if tap := b.tap.Load(); tap != nil {
+		(*tap)(from, to, frame)
+	}
 }
 
 // isCut reports whether the link from a replica to another is cut.
@@ -111,8 +121,10 @@ func (p busPort) Send(to uint8, m *vsr.Message) {
 		return
 	}
 	p.b.nodes[p.from].sent.Add(1)
+	frame := busFrame{b: m.Encode(make([]byte, 0, m.EncodedSize()))}
+	p.b.tapped(p.from, to, frame)
 	select {
-	case p.b.nodes[to].inbox <- busFrame{b: m.Encode(make([]byte, 0, m.EncodedSize()))}:
+	case p.b.nodes[to].inbox <- frame:
 	default: // lost
 	}
 }
@@ -122,6 +134,7 @@ func (p busPort) SendAnnouncements(to uint8, frame []byte) {
 		return
 	}
 	p.b.nodes[p.from].sent.Add(1)
+	p.b.tapped(p.from, to, busFrame{announcements: true, b: frame})
 	select {
 	case p.b.nodes[to].inbox <- busFrame{announcements: true, b: frame}:
 	default: // lost

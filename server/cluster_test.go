@@ -43,12 +43,16 @@ func TestClusterReplicatesAcrossRestartAndViewChange(t *testing.T) {
 	}
 
 	// Primaries are spread by group: in view 0 partition p's primary is
-	// replica (0 + group) % 3, and group p of stream 0 topic 0 is p.
+	// replica (0 + group) % 3, and the first topic's partitions are the
+	// metadata's first consensus groups, 0, 1, 2.
 	leaders := map[int]bool{}
 	for p := uint32(0); p < partitions; p++ {
 		i := c.primary(p)
 		st, _ := c.status(i, p)
-		if want := vsr.PrimaryIndex(st.View, uint64(p), 3); uint8(i) != want {
+		if st.Group != uint64(p) {
+			t.Fatalf("p%d is of consensus group %d, want %d", p, st.Group, p)
+		}
+		if want := vsr.PrimaryIndex(st.View, st.Group, 3); uint8(i) != want {
 			t.Fatalf("p%d served by replica %d in view %d, the view's primary is %d", p, i, st.View, want)
 		}
 		leaders[i] = true

@@ -222,6 +222,11 @@ func (m *metaStore) openGroup() error {
 		// Nothing is cut or rewritten: the journal stays as found.
 		openErr = fmt.Errorf("%s: %w", filepath.Join(dir, metaWALFile), openErr)
 	}
+	if errors.Is(openErr, metadata.ErrCheckpointVersion) {
+		// An older build's checkpoint (its partitions' groups named by
+		// their ids): refused, naming the file, with no migration.
+		openErr = fmt.Errorf("%s: %w", filepath.Join(dir, metaSnapshotFile), openErr)
+	}
 	if openErr != nil {
 		return errors.Join(fmt.Errorf("metadata group in %s: %w", dir, openErr), st.close())
 	}

@@ -41,7 +41,12 @@ const superblockLagBytesMax = 1 << 20
 type partitionRuntime struct {
 	s   *Server
 	key partKey
-	dir string
+	// consensusGroup is the id of the partition's consensus group
+	// (metadata.Partition.ConsensusGroup): unique across every partition
+	// the metadata ever created, so a partition deleted and created again
+	// under the same key is another group (partition_groups.go).
+	consensusGroup uint64
+	dir            string
 	// fs is the owning shard's IO engine: every file of the partition is
 	// read and written through it, by tasks on the owner.
 	fs storage.FS
@@ -130,9 +135,9 @@ type loadedSuperblock struct {
 // openPartition opens and recovers a partition directory.
 // on is the shard running the caller (nil for a goroutine; shard 0 for
 // the metadata writer).
-func openPartition(s *Server, on *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb loadedSuperblock) (p *partitionRuntime, err error) {
+func openPartition(s *Server, on *shard.Shard, k partKey, consensusGroup uint64, dir string, topic *metadata.Topic, sb loadedSuperblock) (p *partitionRuntime, err error) {
 	owner := s.shardFor(k)
-	if callErr := runOnOwner(on, owner, func() { p, err = openPartitionOnShard(s, owner, k, dir, topic, sb) }); callErr != nil {
+	if callErr := runOnOwner(on, owner, func() { p, err = openPartitionOnShard(s, owner, k, consensusGroup, dir, topic, sb) }); callErr != nil {
 		return nil, callErr
 	}
 	return p, err
@@ -155,7 +160,7 @@ func runOnOwner(on, owner *shard.Shard, fn func()) error {
 }
 
 // openPartitionOnShard opens the partition on its owning shard.
-func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, topic *metadata.Topic, sb loadedSuperblock) (*partitionRuntime, error) {
+func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, consensusGroup uint64, dir string, topic *metadata.Topic, sb loadedSuperblock) (*partitionRuntime, error) {
 	opts := topic.Options
 	fs := s.shardFS[owner.ID()]
 	logOptions := storage.LogOptions{SegmentSizeBytes: int64(opts.SegmentSizeBytes), Preallocate: opts.PreallocateSegments}
@@ -165,7 +170,7 @@ func openPartitionOnShard(s *Server, owner *shard.Shard, k partKey, dir string, 
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s: %w", dir, err)
 	}
-	p := &partitionRuntime{s: s, key: k, dir: dir, fs: fs, log: log, logOptions: logOptions, owner: owner, reservation: s.cfg.System.Partition.OffsetReservation}
+	p := &partitionRuntime{s: s, key: k, consensusGroup: consensusGroup, dir: dir, fs: fs, log: log, logOptions: logOptions, owner: owner, reservation: s.cfg.System.Partition.OffsetReservation}
 	p.superblockSyncedFn = p.superblockSynced
 	streamLabel, topicLabel := strconv.FormatUint(uint64(k.stream), 10), strconv.FormatUint(uint64(k.topic), 10)
 	p.appended = s.metrics.topicAppended.WithLabelValues(streamLabel, topicLabel)

@@ -64,8 +64,9 @@ import (
 const vsrFileName = "consensus.vsr"
 
 // vsrFileVersion is the version of consensus.vsr this build reads
-// (version 1 held the superblock zone too; it is refused).
-const vsrFileVersion = 2
+// (version 1 held the superblock zone too, version 2 no group id; both
+// are refused).
+const vsrFileVersion = 3
 
 // vsrFileHeaderSize is the file header's size: one sector, so the zones
 // after it stay sector aligned.
@@ -75,6 +76,10 @@ const vsrFileMagic = "SPVR"
 
 // errVSRFormat reports a consensus.vsr this build cannot read.
 var errVSRFormat = errors.New("partition consensus file in another format")
+
+// errVSRForeignGroup reports a consensus.vsr of another consensus group
+// than the partition's: it is never adopted (partition_groups.go).
+var errVSRForeignGroup = errors.New("partition consensus file of another group")
 
 // Limits of a partition group.
 const (
@@ -141,17 +146,13 @@ type vsrGroup struct {
 	flushed flushedFile
 }
 
-// vsrGroupID is a partition's group id: its ids packed, so that no two
-// partitions of a cluster share one.
-func vsrGroupID(k partKey) uint64 {
-	return uint64(k.stream)<<40 | uint64(k.topic)<<20 | uint64(k.partition)
-}
-
 // vsrReplicaConfig is the replica configuration of a partition group of
-// one.
-func vsrReplicaConfig(k partKey) vsr.Config {
+// one, whose group id is the partition's consensus group
+// (metadata.Partition.ConsensusGroup: never reused, the same on every
+// replica; partition_groups.go).
+func vsrReplicaConfig(consensusGroup uint64) vsr.Config {
 	c := vsr.DefaultConfig(0, 1, 0)
-	c.Group = vsrGroupID(k)
+	c.Group = consensusGroup
 	c.Durability = vsr.Replicated
 	c.JournalSlots = vsrJournalSlots
 	c.PipelinePrepareMax = vsrPipeline
@@ -173,7 +174,7 @@ func vsrReplicaConfig(k partKey) vsr.Config {
 // p.machine.
 func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 	g := &vsrGroup{p: p, waiting: make(map[uint64]completion), files: p.machine.Checkpoint(), clustered: p.s.cluster.clustered()}
-	rc := vsrReplicaConfig(p.key)
+	rc := vsrReplicaConfig(p.consensusGroup)
 	checkpointEvery := p.s.cluster.checkpointEvery()
 	var wal *walFile
 	if p.needsWAL() {
@@ -543,7 +544,7 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 		if _, err := f.ReadAt(hdr, 0); err != nil && !errors.Is(err, io.EOF) {
 			return nil, errors.Join(fmt.Errorf("read %s: %w", name, err), f.Close())
 		}
-		if err := checkVSRFileHeader(hdr, checkpoint); err != nil {
+		if err := checkVSRFileHeader(hdr, checkpoint, group); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
 		}
 	}
@@ -557,7 +558,7 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 			zap.String("file", name), zap.String("superblocks", store.name), zap.Uint32("slot", slot.index))
 	}
 	if size == 0 {
-		hdr := encodeVSRFileHeader(checkpoint)
+		hdr := encodeVSRFileHeader(checkpoint, group)
 		if _, err := f.WriteAt(hdr, 0); err != nil {
 			return nil, errors.Join(fmt.Errorf("write %s: %w", name, err), f.Close())
 		}
@@ -573,17 +574,33 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 
 // encodeVSRFileHeader lays out the header sector: magic, version, the
 // zone sizes (the superblock zone's 0: it is in the node's superblock
-// file) and a checksum of the first 56 bytes.
-func encodeVSRFileHeader(checkpoint uint64) []byte {
+// file), the consensus group id and a checksum of the first 56 bytes.
+func encodeVSRFileHeader(checkpoint, group uint64) []byte {
 	hdr := make([]byte, vsrFileHeaderSize)
 	copy(hdr, vsrFileMagic)
 	binary.LittleEndian.PutUint16(hdr[4:], vsrFileVersion)
 	binary.LittleEndian.PutUint64(hdr[16:], checkpoint)
+	binary.LittleEndian.PutUint64(hdr[24:], group)
 	binary.LittleEndian.PutUint64(hdr[56:], xxh3.Hash(hdr[:56]))
 	return hdr
 }
 
-func checkVSRFileHeader(hdr []byte, checkpoint uint64) error {
+// checkVSRFileHeader checks a header sector against this build's format
+// and the partition's consensus group: a file of another group is never
+// adopted (errVSRForeignGroup).
+func checkVSRFileHeader(hdr []byte, checkpoint, group uint64) error {
+	if err := checkVSRFileFormat(hdr, checkpoint); err != nil {
+		return err
+	}
+	if g := binary.LittleEndian.Uint64(hdr[24:]); g != group {
+		return fmt.Errorf("%w: the file is of consensus group %d, the partition's group is %d", errVSRForeignGroup, g, group)
+	}
+	return nil
+}
+
+// checkVSRFileFormat checks a header sector's magic, checksum, version,
+// zone sizes and reserved bytes.
+func checkVSRFileFormat(hdr []byte, checkpoint uint64) error {
 	if string(hdr[:4]) != vsrFileMagic || binary.LittleEndian.Uint64(hdr[56:]) != xxh3.Hash(hdr[:56]) {
 		return fmt.Errorf("%w: not a consensus file (bad magic or header checksum)", errVSRFormat)
 	}
@@ -592,6 +609,11 @@ func checkVSRFileHeader(hdr []byte, checkpoint uint64) error {
 	}
 	if sb, cp := binary.LittleEndian.Uint64(hdr[8:]), binary.LittleEndian.Uint64(hdr[16:]); sb != 0 || cp != checkpoint {
 		return fmt.Errorf("%w: zones of %d and %d bytes, this build uses 0 and %d", errVSRFormat, sb, cp, checkpoint)
+	}
+	for _, b := range hdr[32:56] {
+		if b != 0 {
+			return fmt.Errorf("%w: reserved header bytes", errVSRFormat)
+		}
 	}
 	return nil
 }

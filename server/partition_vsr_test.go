@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,23 +39,27 @@ func TestVSROlderConsensusFileRefusedAtBoot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the partition has no consensus file: %v", err)
 	}
-	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 2 {
+	if string(image[:4]) != "SPVR" || binary.LittleEndian.Uint16(image[4:]) != 3 {
 		t.Fatalf("consensus.vsr header %q version %d", image[:4], binary.LittleEndian.Uint16(image[4:]))
 	}
-	// The file an older build would have written (version 1 held the
-	// superblock zone too): a valid header checksum.
-	binary.LittleEndian.PutUint16(image[4:], 1)
-	binary.LittleEndian.PutUint64(image[56:], xxh3.Hash(image[:56]))
-	if err := os.WriteFile(name, image, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = newServerErr(t, dir)
-	if err == nil {
-		t.Fatal("a data directory with a consensus file of version 1 was opened")
-	}
-	for _, want := range []string{"consensus.vsr", "format version 1", "reads version 2"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Fatalf("boot error %q does not say %q", err, want)
+	// The files older builds would have written (version 1 held the
+	// superblock zone too, version 2 no consensus group id): a valid
+	// header checksum.
+	for _, version := range []uint16{1, 2} {
+		old := append([]byte(nil), image...)
+		binary.LittleEndian.PutUint16(old[4:], version)
+		binary.LittleEndian.PutUint64(old[56:], xxh3.Hash(old[:56]))
+		if err := os.WriteFile(name, old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = newServerErr(t, dir)
+		if err == nil {
+			t.Fatalf("a data directory with a consensus file of version %d was opened", version)
+		}
+		for _, want := range []string{"consensus.vsr", fmt.Sprintf("format version %d", version), "reads version 3"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("boot error %q does not say %q", err, want)
+			}
 		}
 	}
 }

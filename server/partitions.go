@@ -33,6 +33,10 @@ type partitionSet struct {
 
 	mu    sync.RWMutex
 	parts map[partKey]*partitionRuntime
+	// groups maps each partition's consensus group id to it (the replica
+	// plane routes by it: partition_groups.go).
+	// Invariant: groups[p.consensusGroup] == p for every p in parts.
+	groups map[uint64]*partitionRuntime
 	// balanced is the round-robin counter of each topic's balanced sends.
 	balanced map[topicKey]*atomic.Uint32
 	// pendingPurge records, during the metadata replay at boot, the op of
@@ -52,6 +56,7 @@ func newPartitionSet(s *Server) *partitionSet {
 	return &partitionSet{
 		s:            s,
 		parts:        map[partKey]*partitionRuntime{},
+		groups:       map[uint64]*partitionRuntime{},
 		balanced:     map[topicKey]*atomic.Uint32{},
 		pendingPurge: map[partKey]uint64{},
 		deletions:    newReplayedDeletions(),
@@ -204,10 +209,8 @@ func (ps *partitionSet) closeTopic(on *shard.Shard, stream, topic uint32, ids []
 	ps.mu.Lock()
 	var closing []*partitionRuntime
 	for _, id := range ids {
-		k := partKey{stream, topic, id}
-		if p, ok := ps.parts[k]; ok {
+		if p, ok := ps.removeLocked(partKey{stream, topic, id}); ok {
 			closing = append(closing, p)
-			delete(ps.parts, k)
 		}
 	}
 	ps.mu.Unlock()
@@ -243,13 +246,13 @@ func (ps *partitionSet) create(on *shard.Shard, k partKey) error {
 	if err != nil {
 		return fmt.Errorf("partition superblock %s: %w", dir, err)
 	}
-	p, err := openPartition(ps.s, on, k, dir, topic, loadedSuperblock{sb: sb, valid: 2})
+	p, err := openPartition(ps.s, on, k, part.ConsensusGroup, dir, topic, loadedSuperblock{sb: sb, valid: 2})
 	if err != nil {
 		return err
 	}
-	ps.mu.Lock()
-	ps.parts[k] = p
-	ps.mu.Unlock()
+	if err := ps.add(p); err != nil {
+		return errors.Join(err, p.close(on, false))
+	}
 	return nil
 }
 
@@ -293,7 +296,7 @@ func (ps *partitionSet) openAll() error {
 	}
 	ps.pendingPurge = map[partKey]uint64{}
 	ps.deletions = newReplayedDeletions()
-	return nil
+	return ps.releaseRetiredSlots()
 }
 
 // reopen opens one existing partition at boot.
@@ -334,7 +337,7 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 	if len(report.Invalid) > 0 && loaded.err == nil {
 		ps.s.log.Warn("partition superblock copy invalid; the other copy is used and the damaged one rewritten", zap.String("dir", dir), zap.Strings("invalid", report.Invalid))
 	}
-	p, err := openPartition(ps.s, nil, k, dir, topic, loaded)
+	p, err := openPartition(ps.s, nil, k, part.ConsensusGroup, dir, topic, loaded)
 	if err != nil {
 		return err
 	}
@@ -347,9 +350,9 @@ func (ps *partitionSet) reopen(k partKey, topic *metadata.Topic, part metadata.P
 			return err
 		}
 	}
-	ps.mu.Lock()
-	ps.parts[k] = p
-	ps.mu.Unlock()
+	if err := ps.add(p); err != nil {
+		return errors.Join(err, p.close(nil, false))
+	}
 	return nil
 }
 
@@ -511,6 +514,7 @@ func (ps *partitionSet) closeAll() error {
 	}
 	ps.mu.Lock()
 	ps.parts = map[partKey]*partitionRuntime{}
+	ps.groups = map[uint64]*partitionRuntime{}
 	ps.mu.Unlock()
 	ps.s.log.Info("partitions flushed and closed", zap.Int("partitions", partitions), zap.Int("partitions_flushed", unsaved),
 		zap.Uint64("messages_flushed", messages), zap.Uint64("bytes_flushed", bytes), zap.Int("failed", failed))

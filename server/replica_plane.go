@@ -35,9 +35,12 @@ import (
 //
 // Until metadata is replicated, each server keeps its own metadata: a
 // cluster's streams and topics are created on every server alike (ids are
-// assigned from 0 in creation order, so the same creations give the same
-// ids and hence the same group ids), and a message for a partition a
-// server does not have (yet) is dropped, as a lost message is.
+// assigned from 0 in creation order, and a partition's consensus group id
+// is the metadata's count of partitions created before it, so the same
+// creations give the same ids and the same group ids: partition_groups.go),
+// and a message for a group no partition of the server has (not yet, or
+// no more: a deleted partition's, whose ids a re-created one may hold) is
+// dropped, as a lost message is, and counted (ReplicaPlaneStats.Unroutable).
 
 // ReplicaTransport carries messages between the replicas of a cluster.
 type ReplicaTransport interface {
@@ -126,27 +129,19 @@ func (s *Server) groupPeers() group.Peers {
 	return noPeers{}
 }
 
-// partKeyOfGroup is the partition whose group id is g (vsrGroupID).
-func partKeyOfGroup(g uint64) (partKey, bool) {
-	k := partKey{stream: uint32(g >> 40), topic: uint32(g>>20) & (1<<20 - 1), partition: uint32(g) & (1<<20 - 1)}
-	return k, vsrGroupID(k) == g
-}
-
 // ReceiveReplica takes a message a peer replica sent (the transport's
 // receiving side): it is handed to the group it names on the partition's
-// owning shard. A message for a group this server does not have, or that
-// finds the owner's inbox full or the server stopping, is dropped. The
-// server owns m from here on. Safe from any goroutine.
+// owning shard. A message for a group this server does not have (counted
+// unroutable), or that finds the owner's inbox full or the server
+// stopping, is dropped. The server owns m from here on. Safe from any
+// goroutine.
 func (s *Server) ReceiveReplica(m *vsr.Message) {
 	if !s.cluster.clustered() {
 		return
 	}
-	k, ok := partKeyOfGroup(m.Group)
+	p, ok := s.parts.byGroup(m.Group)
 	if !ok {
-		return
-	}
-	p, ok := s.parts.get(k)
-	if !ok {
+		s.plane.unroutable.Add(1)
 		return
 	}
 	_ = p.owner.Submit(func() { p.vsr.step(m) })
@@ -214,6 +209,8 @@ type ReplicaStatus struct {
 	// View (vsr.PrimaryIndex).
 	Replica, Primary uint8
 	View             uint64
+	// Group is the partition's consensus group id.
+	Group uint64
 	// Status is vsr's (normal, view change, recovering).
 	Status vsr.Status
 	// Serving: this replica is the primary, normal, caught up: it answers
@@ -243,7 +240,7 @@ func (s *Server) PartitionReplicaStatus(stream, topic, partition uint32) (Replic
 		}
 		r := g.host.Replica()
 		n := max(s.cluster.ReplicaCount, 1)
-		st = ReplicaStatus{Replica: r.Index(), View: r.View(), Primary: vsr.PrimaryIndex(r.View(), r.Group(), n), Status: r.Status(),
+		st = ReplicaStatus{Replica: r.Index(), View: r.View(), Group: r.Group(), Primary: vsr.PrimaryIndex(r.View(), r.Group(), n), Status: r.Status(),
 			Serving: g.host.Serving(), OpNumber: r.OpNumber(), CommitNumber: r.CommitNumber(), CheckpointOp: r.CheckpointOp(),
 			NextOffset: p.machine.NextOffset()}
 		if p.fenced != nil {

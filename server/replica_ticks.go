@@ -57,6 +57,9 @@ type ReplicaPlaneStats struct {
 	// peers and the heartbeats they carried; Received the announcements
 	// handed to groups here.
 	Frames, Announcements, Received uint64
+	// Unroutable counts the messages and announcements of peers dropped
+	// because no partition here has their group (not yet, or no more).
+	Unroutable uint64
 }
 
 // replicaPlane is the server's replica plane state: the shards' tick
@@ -68,7 +71,7 @@ type replicaPlane struct {
 	// flushed slice, reused.
 	pending, spare []group.Announcement
 
-	ticks, shardTicks, groupTicks, lateTicks, frames, announcements, received atomic.Uint64
+	ticks, shardTicks, groupTicks, lateTicks, frames, announcements, received, unroutable atomic.Uint64
 	// tickShard runs at the end of each shard's tick task (the coalesced
 	// superblock sync); set before the ticker starts.
 	tickShard func(owner *shard.Shard)
@@ -94,7 +97,7 @@ func (rp *replicaPlane) sched(owner *shard.Shard) *tickSched {
 func (s *Server) ReplicaPlaneStats() ReplicaPlaneStats {
 	rp := &s.plane
 	return ReplicaPlaneStats{Ticks: rp.ticks.Load(), ShardTicks: rp.shardTicks.Load(), GroupTicks: rp.groupTicks.Load(), LateTicks: rp.lateTicks.Load(),
-		Frames: rp.frames.Load(), Announcements: rp.announcements.Load(), Received: rp.received.Load()}
+		Frames: rp.frames.Load(), Announcements: rp.announcements.Load(), Received: rp.received.Load(), Unroutable: rp.unroutable.Load()}
 }
 
 // tickSched is one shard's schedule of group ticks; only that shard's
@@ -278,7 +281,7 @@ func (p announcingPeers) AnnounceCommit(a group.Announcement) {
 }
 
 // vsrCluster is the cluster id of the partition groups' messages.
-var vsrCluster = vsrReplicaConfig(partKey{}).Cluster
+var vsrCluster = vsrReplicaConfig(0).Cluster
 
 // flushAnnouncements sends every peer the announcements collected since
 // the last flush: one frame per peer (more only past
@@ -324,7 +327,8 @@ type announced struct {
 // on the partition's owning shard, one task per shard. A frame that does
 // not decode (group.DecodeAnnouncements: size, kind, checksum), of another
 // cluster or from no peer is dropped, as is an announcement of a group
-// this server does not have. Safe from any goroutine; frame is only read.
+// this server does not have (counted unroutable). Safe from any
+// goroutine; frame is only read.
 func (s *Server) ReceiveAnnouncements(frame []byte) {
 	if !s.cluster.clustered() {
 		return
@@ -334,18 +338,18 @@ func (s *Server) ReceiveAnnouncements(frame []byte) {
 		return
 	}
 	byOwner := map[*shard.Shard][]announced{}
+	unroutable := uint64(0)
 	s.parts.mu.RLock()
 	for i := range f.Len() {
 		a := f.Entry(i)
-		k, ok := partKeyOfGroup(a.Group)
-		if !ok {
-			continue
-		}
-		if p, ok := s.parts.parts[k]; ok {
+		if p, ok := s.parts.groups[a.Group]; ok {
 			byOwner[p.owner] = append(byOwner[p.owner], announced{p, a})
+		} else {
+			unroutable++
 		}
 	}
 	s.parts.mu.RUnlock()
+	s.plane.unroutable.Add(unroutable)
 	from := f.Replica
 	for owner, items := range byOwner {
 		_ = owner.Submit(func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -285,6 +286,50 @@ func (slot *superblockSlot) release() error {
 	s.free = append(s.free, slot.index)
 	s.mu.Unlock()
 	return nil
+}
+
+// releaseRetired tombstones, through owner's handle and on owner, every
+// slot allocated to a group for which retired reports true (conflicting
+// slots included) and returns their indexes. The boot calls it once
+// every partition opened (partition_groups.go); a failure leaves the
+// slots it did not reach as they were.
+func (s *superblockStore) releaseRetired(owner *shard.Shard, retired func(group uint64) bool) ([]uint32, error) {
+	type claim struct {
+		group uint64
+		index uint32
+	}
+	var claims []claim
+	s.mu.Lock()
+	for g, i := range s.slots {
+		if retired(g) {
+			claims = append(claims, claim{g, i})
+		}
+	}
+	for g, slots := range s.conflicts {
+		if retired(g) {
+			for _, i := range slots {
+				claims = append(claims, claim{g, i})
+			}
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(claims, func(a, b int) bool { return claims[a].index < claims[b].index })
+	sh := s.shards[owner.ID()]
+	var released []uint32
+	for _, c := range claims {
+		if err := sh.writeSlot(c.index, slotHeader{state: slotTombstone, group: c.group, index: c.index}, nil); err != nil {
+			return released, err
+		}
+		s.mu.Lock()
+		if s.slots[c.group] == c.index {
+			delete(s.slots, c.group)
+		}
+		delete(s.conflicts, c.group)
+		s.free = append(s.free, c.index)
+		s.mu.Unlock()
+		released = append(released, c.index)
+	}
+	return released, nil
 }
 
 // superblockShard is one shard's handle of the node's superblock file

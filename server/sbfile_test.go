@@ -646,3 +646,52 @@ func newTestSuperblockStoreErr(fsys storage.FS, root string) (*superblockStore, 
 	}
 	return store, sh
 }
+
+// TestSuperblockStoreReleasesRetiredGroups: the boot's sweep tombstones
+// the slots of the groups it is told are retired (a deleted partition's
+// slot a crash left allocated, conflicting slots too), durably, and
+// leaves every other slot as it was; the freed slots serve new groups.
+func TestSuperblockStoreReleasesRetiredGroups(t *testing.T) {
+	fs := memfs.New()
+	store, owner := newTestSuperblockStore(t, fs, "/data")
+	slots := map[uint64]uint32{}
+	for _, g := range []uint64{1, 2, 3, 100} {
+		slot, _, err := store.acquire(owner, g, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[g] = slot.index
+	}
+	// Group 4 claimed by two slots (the boot scan distrusts both).
+	store.conflicts[4] = []uint32{store.count, store.count + 1}
+	for _, i := range store.conflicts[4] {
+		index, err := store.take()
+		if err != nil || index != i {
+			t.Fatalf("take %d: %d %v", i, index, err)
+		}
+		if err := store.shards[0].writeSlot(i, slotHeader{state: slotAllocated, group: 4, index: i}, make([]byte, store.zoneSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retired := func(g uint64) bool { return g < 5 && g != 2 }
+	released, err := store.releaseRetired(owner, retired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint32{slots[1], slots[3], store.count - 2, store.count - 1}; fmt.Sprint(released) != fmt.Sprint(want) {
+		t.Fatalf("released slots %v, want %v", released, want)
+	}
+	fs.Crash()
+	s2, _ := newTestSuperblockStore(t, fs, "/data")
+	for g, want := range map[uint64]bool{1: false, 2: true, 3: false, 4: false, 100: true} {
+		if _, ok := s2.slots[g]; ok != want || len(s2.conflicts[g]) != 0 {
+			t.Fatalf("after the sweep and a crash: group %d mapped %v (want %v), conflicts %v", g, ok, want, s2.conflicts[g])
+		}
+	}
+	if len(s2.free) != 4 {
+		t.Fatalf("free slots %v, want the 4 released", s2.free)
+	}
+	if again, err := s2.releaseRetired(owner, retired); err != nil || len(again) != 0 {
+		t.Fatalf("a second sweep released %v (%v)", again, err)
+	}
+}

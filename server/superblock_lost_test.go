@@ -48,7 +48,11 @@ func TestSingleNodeConsensusSuperblockLostFencesThePartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			zone, header, ok := server.SuperblockZoneAt(file, 0, 0, 0)
+			group, err := server.ConsensusFileGroup(partitionDir(ts.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zone, header, ok := server.SuperblockZoneAt(file, group)
 			if !ok {
 				t.Fatal("no superblock slot for partition 0")
 			}

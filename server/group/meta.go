@@ -24,9 +24,9 @@ import (
 // committed it). A restart restores the latest checkpoint and applies the
 // journal's ops above it again, in order, through the same Apply.
 
-// MetaGroupID is the metadata group's id. A partition's group id packs its
-// stream, topic and partition ids into the low 60 bits (streams are fewer
-// than 1<<20), so the top bit is never a partition's.
+// MetaGroupID is the metadata group's id. A partition's group id is its
+// metadata ConsensusGroup, below metadata.ConsensusGroupLimit (1<<63), so
+// the top bit is never a partition's.
 const MetaGroupID uint64 = 1 << 63
 
 // The session operations of the metadata group, and its wrapper of the

@@ -99,13 +99,17 @@ func (m *Machine) createTopic(env Envelope, timestamp uint64, o *CreateTopic) ([
 	if _, err := parseOptions(o.DerivedOptions); err != nil {
 		return nil, CodeInvalidOptionValue
 	}
+	firstGroup, ok := m.takeConsensusGroups(o.PartitionsCount)
+	if !ok {
+		return nil, CodePartitionIDSpaceExhausted
+	}
 	t := &Topic{
 		ID: id, StreamID: s.ID, Name: o.Name, CreatedAt: timestamp, Options: o.Options,
 		ExplicitOptions: o.ExplicitOptions, DerivedOptions: o.DerivedOptions,
 	}
 	t.Partitions = make([]Partition, o.PartitionsCount)
 	for i := range t.Partitions {
-		t.Partitions[i] = Partition{ID: uint32(i), CreatedAt: timestamp}
+		t.Partitions[i] = Partition{ID: uint32(i), CreatedAt: timestamp, ConsensusGroup: firstGroup + uint64(i)}
 	}
 	s.topics[id] = t
 	s.topicNames[t.Name] = id
@@ -204,10 +208,14 @@ func (m *Machine) createPartitions(env Envelope, timestamp uint64, o *CreatePart
 		uint64(len(t.Partitions))+uint64(o.Count) > preallocatedBytesMax/t.Options.SegmentSizeBytes {
 		return CodeInvalidOptionValue
 	}
+	firstGroup, ok := m.takeConsensusGroups(o.Count)
+	if !ok {
+		return CodePartitionIDSpaceExhausted
+	}
 	created := make([]uint32, 0, o.Count)
 	for i := uint32(0); i < o.Count; i++ {
 		id := uint32(next) + i
-		t.Partitions = append(t.Partitions, Partition{ID: id, CreatedAt: timestamp})
+		t.Partitions = append(t.Partitions, Partition{ID: id, CreatedAt: timestamp, ConsensusGroup: firstGroup + uint64(i)})
 		created = append(created, id)
 	}
 	t.rebalanceTopicGroups()

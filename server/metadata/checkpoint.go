@@ -11,10 +11,12 @@ import (
 // so equal states encode to equal bytes.
 const (
 	checkpointMagic uint32 = 0x444d5453 // "STMD"
-	// checkpointVersion 2 adds consumer groups; version 1 (no groups) is
-	// still read.
-	checkpointVersion   uint16 = 2
-	checkpointVersionV1 uint16 = 1
+	// checkpointVersion 3 adds the partitions' consensus group ids and
+	// the next one to give out. Versions 1 (no consumer groups) and 2
+	// are refused (ErrCheckpointVersion): their partitions' groups were
+	// named by their stream, topic and partition ids, which a topic
+	// deleted and created again reuses, and there is no migration.
+	checkpointVersion uint16 = 3
 	// checkpointBytesMax bounds a checkpoint Restore accepts.
 	checkpointBytesMax = 1 << 30
 )
@@ -24,6 +26,7 @@ func (m *Machine) Checkpoint() []byte {
 	out := make([]byte, 0, 256)
 	out = statecodec.AppendCheckpointHeader(out, checkpointMagic, checkpointVersion)
 	out = statecodec.AppendU64(out, m.lastOp)
+	out = statecodec.AppendU64(out, m.nextConsensusGroup)
 	out = statecodec.AppendU32(out, uint32(len(m.streams)))
 	for _, s := range m.Streams() {
 		out = statecodec.AppendU32(out, s.ID)
@@ -54,6 +57,7 @@ func appendTopicState(out []byte, t *Topic) []byte {
 	for _, p := range t.Partitions {
 		out = statecodec.AppendU32(out, p.ID)
 		out = statecodec.AppendU64(out, p.CreatedAt)
+		out = statecodec.AppendU64(out, p.ConsensusGroup)
 	}
 	return appendGroupsState(out, t)
 }
@@ -94,13 +98,18 @@ func decodeCheckpoint(data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if version != checkpointVersion && version != checkpointVersionV1 {
-		return nil, fmt.Errorf("%w: version %d", ErrCorruptCheckpoint, version)
+	if version != checkpointVersion {
+		return nil, fmt.Errorf("%w: %w: version %d, this build reads version %d (no migration: recreate the data directory)",
+			ErrCorruptCheckpoint, ErrCheckpointVersion, version, checkpointVersion)
 	}
 	d := statecodec.NewDecoder(body, ErrMalformed)
 	m := New()
 	m.lastOp = d.U64()
-	if err := m.decodeStreams(&d, version >= checkpointVersion); err != nil {
+	m.nextConsensusGroup = d.U64()
+	if d.Err() != nil || m.nextConsensusGroup > ConsensusGroupLimit {
+		return nil, corrupt(&d, "next consensus group")
+	}
+	if err := m.decodeStreams(&d); err != nil {
 		return nil, err
 	}
 	if err := m.decodeUsers(&d); err != nil {
@@ -123,7 +132,7 @@ func corrupt(d *statecodec.Decoder, what string) error {
 	return fmt.Errorf("%w: %s", ErrCorruptCheckpoint, what)
 }
 
-func (m *Machine) decodeStreams(d *statecodec.Decoder, withGroups bool) error {
+func (m *Machine) decodeStreams(d *statecodec.Decoder) error {
 	n := d.Count(4 + 2 + 8 + 4)
 	if n > streamsMax {
 		return corrupt(d, "stream count")
@@ -141,14 +150,14 @@ func (m *Machine) decodeStreams(d *statecodec.Decoder, withGroups bool) error {
 		s := newStream(id, name, createdAt)
 		m.streams[id] = s
 		m.streamNames[name] = id
-		if err := decodeTopics(d, s, withGroups); err != nil {
+		if err := decodeTopics(d, s); err != nil {
 			return err
 		}
 	}
 	return d.Err()
 }
 
-func decodeTopics(d *statecodec.Decoder, s *Stream, withGroups bool) error {
+func decodeTopics(d *statecodec.Decoder, s *Stream) error {
 	n := d.Count(4 + 2 + 8)
 	if n > topicsPerStreamMax {
 		return corrupt(d, "topic count")
@@ -170,20 +179,18 @@ func decodeTopics(d *statecodec.Decoder, s *Stream, withGroups bool) error {
 		if _, dup := s.topicNames[t.Name]; dup {
 			return corrupt(d, "duplicate topic name")
 		}
-		partitions := d.Count(12)
+		partitions := d.Count(4 + 8 + 8)
 		var previousPartition int64 = -1
 		for j := 0; j < partitions; j++ {
-			p := Partition{ID: d.U32(), CreatedAt: d.U64()}
+			p := Partition{ID: d.U32(), CreatedAt: d.U64(), ConsensusGroup: d.U64()}
 			if d.Err() != nil || int64(p.ID) <= previousPartition || p.ID >= partitionIDLimit {
 				return corrupt(d, "partition")
 			}
 			previousPartition = int64(p.ID)
 			t.Partitions = append(t.Partitions, p)
 		}
-		if withGroups {
-			if err := decodeGroupsState(d, t); err != nil {
-				return err
-			}
+		if err := decodeGroupsState(d, t); err != nil {
+			return err
 		}
 		s.topics[t.ID] = t
 		s.topicNames[t.Name] = t.ID

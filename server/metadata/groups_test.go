@@ -282,8 +282,7 @@ func TestGroupLifecycleCodes(t *testing.T) {
 }
 
 // TestCheckpointKeepsGroups: groups, members, hand-offs and the next group
-// id survive a checkpoint, and a version 1 checkpoint (no groups) still
-// restores.
+// id survive a checkpoint.
 func TestCheckpointKeepsGroups(t *testing.T) {
 	h := groupHarness(t, 4)
 	h.as(1, join())
@@ -306,12 +305,6 @@ func TestCheckpointKeepsGroups(t *testing.T) {
 	var details wire.ConsumerGroupDetails
 	if err := details.Decode(h2.mustOK(&CreateConsumerGroup{Stream: NamedID("s"), Topic: NamedID("t"), Name: "new"})); err != nil || details.ID != 2 {
 		t.Fatalf("restored next id: %+v %v", details, err)
-	}
-	old := New()
-	v1 := old.Checkpoint()
-	v1[4] = 1 // version 1 layout is the same for an empty machine
-	if err := New().Restore(resum(v1)); err != nil {
-		t.Fatalf("version 1: %v", err)
 	}
 }
 

@@ -20,6 +20,10 @@ func (m *Machine) invariantError() error {
 		return fmt.Errorf("name index sizes %d/%d streams, %d/%d users",
 			len(m.streamNames), len(m.streams), len(m.userNames), len(m.users))
 	}
+	consensusGroups := map[uint64]bool{}
+	if m.nextConsensusGroup > ConsensusGroupLimit {
+		return fmt.Errorf("next consensus group %d beyond %d", m.nextConsensusGroup, ConsensusGroupLimit)
+	}
 	for _, s := range m.Streams() {
 		if id, ok := m.streamNames[s.Name]; !ok || id != s.ID {
 			return fmt.Errorf("stream %d name index", s.ID)
@@ -35,6 +39,11 @@ func (m *Machine) invariantError() error {
 				if t.Partitions[i].ID >= partitionIDLimit || (i > 0 && t.Partitions[i].ID <= t.Partitions[i-1].ID) {
 					return fmt.Errorf("topic %d/%d partitions out of order", s.ID, t.ID)
 				}
+				g := t.Partitions[i].ConsensusGroup
+				if g >= m.nextConsensusGroup || consensusGroups[g] {
+					return fmt.Errorf("topic %d/%d partition %d: consensus group %d given out twice or not yet (next %d)", s.ID, t.ID, t.Partitions[i].ID, g, m.nextConsensusGroup)
+				}
+				consensusGroups[g] = true
 			}
 			if err := t.groupsError(); err != nil {
 				return fmt.Errorf("stream %d: %w", s.ID, err)

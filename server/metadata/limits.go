@@ -33,6 +33,11 @@ const (
 	permissionsBytesMax = 1 << 24
 )
 
+// ConsensusGroupLimit bounds the partitions' consensus group ids: every
+// one is below it (3013 once they are spent), so none is the metadata
+// group's (server/group.MetaGroupID, 1<<63).
+const ConsensusGroupLimit uint64 = 1 << 63
+
 // RootUserID is the id of the root user. Requests made by this id bypass
 // every permission check; the first boot's bootstrap CreateUser is issued
 // under it before any user exists.
@@ -70,4 +75,8 @@ var (
 	// ErrCorruptCheckpoint reports a checkpoint whose magic, version,
 	// checksum or content is invalid.
 	ErrCorruptCheckpoint = errors.New("metadata: corrupt checkpoint")
+	// ErrCheckpointVersion reports a checkpoint of a version this build
+	// does not read (it wraps ErrCorruptCheckpoint too): a data directory
+	// of an older build, refused without a migration.
+	ErrCheckpointVersion = errors.New("metadata: checkpoint of another version")
 )

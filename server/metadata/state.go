@@ -42,6 +42,13 @@ type Topic struct {
 type Partition struct {
 	ID        uint32
 	CreatedAt uint64
+	// ConsensusGroup is the id of the partition's consensus (VSR) group,
+	// taken from Machine.nextConsensusGroup when the partition was
+	// created. Ids are never reused: a partition deleted and created again
+	// under the same stream, topic and partition ids is a new group, so a
+	// message or a file of the old one is never taken for the new one's.
+	// Invariant: below Machine.nextConsensusGroup, unique in the state.
+	ConsensusGroup uint64
 }
 
 // User is one user of the applied state (read-only outside the package).
@@ -82,6 +89,11 @@ type Machine struct {
 	tokenHashes map[string]uint32
 	// lastOp is the commit number of the last applied operation.
 	lastOp uint64
+	// nextConsensusGroup is the consensus group id the next created
+	// partition receives: a counter of every partition ever created, so
+	// the same operations give the same ids on every replica.
+	// Invariant: at most ConsensusGroupLimit.
+	nextConsensusGroup uint64
 	// effects accumulates what the server must do on disk, drained by
 	// TakeEffects.
 	effects []Effect
@@ -107,6 +119,21 @@ func New() *Machine {
 
 // LastOp returns the commit number of the last applied operation.
 func (m *Machine) LastOp() uint64 { return m.lastOp }
+
+// NextConsensusGroup returns the consensus group id the next created
+// partition receives (every id below it was given out once).
+func (m *Machine) NextConsensusGroup() uint64 { return m.nextConsensusGroup }
+
+// takeConsensusGroups reserves count consensus group ids and returns the
+// first, or false when the id space below ConsensusGroupLimit is spent.
+func (m *Machine) takeConsensusGroups(count uint32) (uint64, bool) {
+	if m.nextConsensusGroup > ConsensusGroupLimit-uint64(count) {
+		return 0, false
+	}
+	first := m.nextConsensusGroup
+	m.nextConsensusGroup += uint64(count)
+	return first, true
+}
 
 // sortedKeys returns the keys of a map with uint32 keys in ascending order.
 func sortedKeys[V any](in map[uint32]V) []uint32 {
