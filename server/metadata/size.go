@@ -24,7 +24,7 @@ func (m *Machine) stateBytes() int {
 	if m.size >= 0 {
 		return m.size
 	}
-	n := statecodec.CheckpointHeaderSize + 8 + 4 + 4 + statecodec.CheckpointTrailerSize
+	n := statecodec.CheckpointHeaderSize + 8 + 8 + 4 + 4 + statecodec.CheckpointTrailerSize
 	for _, s := range m.streams {
 		n += 4 + 1 + len(s.Name) + 8 + 4
 		for _, t := range s.topics {
@@ -42,13 +42,16 @@ func (m *Machine) stateBytes() int {
 var topicOptionsBytes = len((&TopicOptions{}).appendTo(nil))
 
 func topicBytes(t *Topic) int {
-	n := 4 + 1 + len(t.Name) + 8 + topicOptionsBytes + 4 + len(t.ExplicitOptions) + 4 + len(t.DerivedOptions) + 4 + 12*len(t.Partitions)
+	n := 4 + 1 + len(t.Name) + 8 + topicOptionsBytes + 4 + len(t.ExplicitOptions) + 4 + len(t.DerivedOptions) + 4 + partitionBytes*len(t.Partitions)
 	n += 4 + 4
 	for _, g := range t.groups {
 		n += groupBytes(g)
 	}
 	return n
 }
+
+// partitionBytes is a partition's record: id, created at, consensus group.
+const partitionBytes = 4 + 8 + 8
 
 // groupFixedBytes is a group's encoding besides its name, members and
 // hand-offs; memberBytes a member's besides its partitions.
@@ -91,7 +94,7 @@ const opSlackBytes = 256
 // the operations that free or move state (deletes, purges, leaves,
 // hand-offs) are never refused. Every field an op stores comes from its
 // body, so the body's length bounds them; partitions and consumer groups
-// add what their counts make.
+// add what their counts make (partitionBytes a partition).
 func (m *Machine) growthBound(o Op, bodyLen int) (int, bool) {
 	base := opSlackBytes + bodyLen
 	switch o := o.(type) {
@@ -99,13 +102,13 @@ func (m *Machine) growthBound(o Op, bodyLen int) (int, bool) {
 		*UpdatePermissions, *CreatePersonalAccessToken, *CreateConsumerGroup:
 		return base, true
 	case *CreateTopic:
-		return base + 12*int(o.PartitionsCount), true
+		return base + partitionBytes*int(o.PartitionsCount), true
 	case *CreatePartitions:
 		_, t, code := m.resolveTopic(o.Stream, o.Topic)
 		if code != CodeOK {
 			return 0, true // refused by Apply itself
 		}
-		n := base + 12*int(o.Count)
+		n := base + partitionBytes*int(o.Count)
 		for _, g := range t.groups {
 			n += max(0, groupBytesMax(g.Name, len(g.members), len(t.Partitions)+int(o.Count))-groupBytes(g))
 		}
