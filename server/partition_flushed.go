@@ -159,6 +159,18 @@ func (g *vsrGroup) StoreFlushed(s group.FlushedState) {
 	g.flushed.state, g.flushed.bound = s, group.FlushedState{}
 }
 
+// storeFlushedNow stores flushed.state of everything applied, on a
+// graceful close once every batch is flushed and synced
+// (group.Host.StoreFlushedNow).
+func (g *vsrGroup) storeFlushedNow() {
+	if g == nil || g.host == nil || !g.opened || !g.flushed.enabled {
+		return
+	}
+	g.enter()
+	g.host.StoreFlushedNow()
+	g.leave()
+}
+
 // dropFlushedBelow removes flushed.state before the segments are cut back
 // to m (resetToMachine): a state that names flushed messages m does not
 // hold would restore a history the segments no longer have.

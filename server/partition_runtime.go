@@ -585,12 +585,18 @@ func (p *partitionRuntime) closeOnShard(flush bool) error {
 			errs = append(errs, err)
 		} else if err := p.log.Sync(); err != nil {
 			errs = append(errs, err)
-		} else if err := p.drainSuperblock(); err != nil {
-			errs = append(errs, err)
-		} else if err := p.log.StoreSuperblock(p.log.NextOffset()); err != nil {
-			// Everything handed out is stored and durable: the frontier
-			// is the end of the log and the reservation is released.
-			errs = append(errs, err)
+		} else {
+			// Everything applied is flushed and synced: the flushed state
+			// names it, so a restart of every replica keeps it.
+			p.vsr.storeFlushedNow()
+			if err := p.drainSuperblock(); err != nil {
+				errs = append(errs, err)
+			} else if err := p.log.StoreSuperblock(p.log.NextOffset()); err != nil {
+				// Everything handed out is stored and durable: the
+				// frontier is the end of the log and the reservation is
+				// released.
+				errs = append(errs, err)
+			}
 		}
 	}
 	p.machine.ReleaseBuffers()

@@ -135,6 +135,33 @@ func (h *Host) storeFlushed() {
 	f.stored = op
 }
 
+// StoreFlushedNow stores the machine's state at its last applied op as
+// the flushed state at once, and reports whether it did. The binding
+// calls it on a graceful close, once it flushed every batch (FlushAll)
+// and synced the segment and offset writes: without it, the messages a
+// close flushed past the last flush that fired were cut back at the
+// restart of every replica (the restart starts from the most advanced
+// flushed state), and a graceful restart of a cluster lost acknowledged
+// messages of a replicated topic.
+func (h *Host) StoreFlushedNow() bool {
+	f := &h.flushed
+	if f.store == nil || h.failed != nil || h.missing != nil || len(h.machine.Unflushed()) > 0 {
+		return false
+	}
+	op := h.machine.LastOp()
+	if op <= f.stored || op <= h.replica.CheckpointOp() {
+		return false // stored already, or the durable checkpoint covers it
+	}
+	data, ok := h.replica.LocalCheckpointAt(op, h.machine.Checkpoint())
+	if !ok {
+		return false
+	}
+	f.candidate = checkpointCandidate{}
+	f.store.StoreFlushed(FlushedState{Op: op, FlushedEnd: h.machine.FlushedEnd(), PurgeGeneration: h.machine.PurgeGeneration(), Data: data})
+	f.stored = op
+	return true
+}
+
 // dropFlushedCandidate forgets the waiting state: the machine was
 // restored, and storage follows the restored machine from now on.
 func (h *Host) dropFlushedCandidate() {
