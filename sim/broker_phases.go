@@ -52,6 +52,7 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 	}
 	node.up = false
 	node.gen++
+	w.answers.ForgetNode(i)
 	for g := 0; g < w.groups; g++ {
 		node.hosts[g] = nil
 		node.storages[g].Crash(powerLoss)
@@ -212,7 +213,9 @@ func (w *brokerWorld) probeReads() (string, bool) {
 				pr := &probe{g: g, node: i, view: r.View()}
 				probes = append(probes, pr)
 				w.inputNode, w.inputGroup = i, g
+				read := w.answers.OnRead(i, uint64(g), "the liveness phase's read probe", w.now, w.readTimeoutTicks(i, g))
 				h.Read(func(d vsr.Disposition) {
+					w.answers.OnReadDone(i, uint64(g), read, w.now)
 					pr.answered, pr.d = true, d
 					pr.left = r.View() != pr.view || r.Status() != vsr.StatusNormal
 				})
@@ -639,7 +642,8 @@ func (w *brokerWorld) fill(res *Result) {
 	if len(waived) > 0 {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
-	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads,
+		answered: w.answers.Answered, forgotten: w.answers.Forgotten, waitedMax: w.answers.WaitedMax, abandoned: w.abandoned}
 	if w.meta != nil {
 		res.broker.meta = w.meta.counters
 	}
@@ -669,4 +673,8 @@ type brokerSummary struct {
 	segmentTransfers uint64
 	// meta counts the metadata plane's events (broker_meta.go).
 	meta metaCounters
+	// answered, forgotten and waitedMax are the answers checker's counts
+	// (check_answers.go); abandoned the hosts' own 57s, by group.Abandon.
+	answered, forgotten, waitedMax uint64
+	abandoned                      [4]uint64
 }
