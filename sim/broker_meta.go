@@ -825,6 +825,12 @@ func (m *brokerMeta) livenessProblem() string {
 		if r.Status() != vsr.StatusNormal {
 			return fmt.Sprintf("metadata group: core node %d is %s (view %d op %d commit %d/%d)", i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
 		}
+		if r.Behind() {
+			// Its state is not its commit's yet (as for a partition
+			// group's core replica: livenessProblem, seed 79396).
+			return fmt.Sprintf("metadata group: core node %d is behind (state missing %v): it waits for a peer's checkpoint (commit %d, checkpoint %d)",
+				i, r.StateMissing(), r.CommitNumber(), r.CheckpointOp())
+		}
 		if k == 0 {
 			view, commit = r.View(), r.CommitNumber()
 		}

@@ -446,6 +446,17 @@ func (w *brokerWorld) livenessProblem() string {
 			if r.Status() != vsr.StatusNormal {
 				return fmt.Sprintf("group %d: core node %d is %s (view %d op %d commit %d/%d)", g, i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
 			}
+			if r.Behind() {
+				// Its commit number is the others', but its state is not
+				// there yet: a replica that could not read its checkpoint
+				// back (stateMissing) counts its ops applied while its
+				// machine is empty until a peer's checkpoint is installed
+				// (seed 79396: core backup node 0 of group 3, installing
+				// the primary's checkpoint, was taken as converged and the
+				// final logs' check found it holding no message).
+				return fmt.Sprintf("group %d: core node %d is behind (state missing %v): it waits for a peer's checkpoint (commit %d, checkpoint %d)",
+					g, i, r.StateMissing(), r.CommitNumber(), r.CheckpointOp())
+			}
 			if k == 0 {
 				view, commit = r.View(), r.CommitNumber()
 			}
