@@ -591,13 +591,15 @@ func (h *Host) answerWaiters() {
 		return
 	}
 	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
+	heldAbandoned := false
 	h.waiters.abandon(func(w *waiter) Abandon {
 		return abandonReason(w, r, h.ticks, timeout, h.commitAt, h.durableAt)
 	}, func(w waiter, a Abandon) {
+		heldAbandoned = heldAbandoned || w.held
 		h.answers.count(a)
 		h.b.Replies.Deliver(answerOf(w, a))
 	})
-	if len(h.held) > 0 && len(h.held) > h.waiters.len() {
+	if heldAbandoned {
 		h.dropUnwaitedHeld()
 	}
 }
