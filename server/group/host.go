@@ -587,7 +587,7 @@ func (h *Host) answerWaiters() {
 	if c := h.replica.CommitNumber(); c != h.commitSeen {
 		h.commitSeen, h.commitAt = c, h.ticks
 	}
-	if h.waiters.len() == 0 {
+	if h.waiters.len() == 0 || h.cfg.Replica.Bugs.Has(vsr.BugRequestLeftUnanswered) {
 		return
 	}
 	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
