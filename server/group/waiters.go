@@ -128,6 +128,89 @@ type AnswerCounts struct {
 	Unowed uint64
 }
 
+// The host's side of the waiters.
+
+// NextTicket returns the ticket the next Submit gives, for a binding that
+// must know it before an answer given inside that call.
+func (h *Host) NextTicket() uint64 { return h.waiters.next() }
+
+// deliver hands the binding r, vsr's answer to the request checksum
+// names, if that request waits here (r then carries its ticket), and
+// forgets the waiter; an answer no waiter takes is dropped (waiters.go).
+func (h *Host) deliver(checksum vsr.Uint128, r Reply) {
+	i := h.waiters.match(r.Client, r.Request, checksum)
+	if i < 0 {
+		h.answers.Unowed++
+		return
+	}
+	r.Ticket = h.waiters.take(i).ticket
+	h.b.Replies.Deliver(r)
+}
+
+// deliverHeld hands the binding a held reply whose sync ended (or
+// failed), if its waiter still waits (it may have timed out).
+func (h *Host) deliverHeld(r Reply) {
+	i := h.waiters.find(r.Ticket)
+	if i < 0 {
+		h.answers.Unowed++
+		return
+	}
+	h.waiters.take(i)
+	h.b.Replies.Deliver(r)
+}
+
+// answerWaiters notes the replica's progress and answers the waiters vsr
+// will not (waiters.go). It runs after every input.
+func (h *Host) answerWaiters() {
+	if c := h.replica.CommitNumber(); c != h.commitSeen {
+		h.commitSeen, h.commitAt = c, h.ticks
+	}
+	if h.waiters.len() == 0 || h.cfg.Replica.Bugs.Has(vsr.BugRequestLeftUnanswered) {
+		return
+	}
+	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
+	heldAbandoned := false
+	h.waiters.abandon(func(w *waiter) Abandon {
+		return abandonReason(w, r, h.ticks, timeout, h.commitAt, h.durableAt)
+	}, func(w waiter, a Abandon) {
+		heldAbandoned = heldAbandoned || w.held
+		h.answers.count(a)
+		h.b.Replies.Deliver(answerOf(w, a))
+	})
+	if heldAbandoned {
+		h.dropUnwaitedHeld()
+	}
+}
+
+// dropUnwaitedHeld forgets the held replies whose waiters timed out.
+func (h *Host) dropUnwaitedHeld() {
+	kept := h.held[:0]
+	for _, r := range h.held {
+		if h.waiters.find(r.reply.Ticket) >= 0 {
+			kept = append(kept, r)
+		}
+	}
+	clear(h.held[len(kept):])
+	h.held = kept
+}
+
+// Waiting returns how many submitted requests wait for their answers.
+func (h *Host) Waiting() int { return h.waiters.len() }
+
+// RequestTimeoutTicks returns the request timeout (Config.RequestTimeoutTicks
+// or its default): every submitted request is answered within that many
+// ticks of the later of its Submit and the replica's last commit (a
+// committed reply held for its sync: of its hold and the last completed
+// sync), unless the host is dropped (a crash, a close).
+func (h *Host) RequestTimeoutTicks() uint64 { return h.cfg.RequestTimeoutTicks }
+
+// DurableTicket returns the highest sync ticket the binding reported
+// durable (EffectsDurable).
+func (h *Host) DurableTicket() uint64 { return h.durable }
+
+// AnswerCounts returns the host's counts of the answers vsr did not give.
+func (h *Host) AnswerCounts() AnswerCounts { return h.answers }
+
 // waiter is a submitted request the host has not answered yet.
 type waiter struct {
 	ticket    uint64
