@@ -58,7 +58,6 @@ const (
 	CoverTopicGated
 	CoverTopicDeletes
 	CoverAnsweredTimeout
-	CoverAnsweredLeftView
 	coverageEventCount
 )
 
@@ -106,7 +105,6 @@ var coverageNames = [coverageEventCount]string{
 	"partition requests refused: no topic yet",
 	"topics deleted while others send",
 	"requests a host answered 57 at the request timeout",
-	"requests a host answered 57 as its replica left the view",
 }
 
 // String names e as the table prints it.
@@ -170,7 +168,6 @@ func (r *Result) Coverage() Coverage {
 		c[CoverTopicGated] = b.meta.gated
 		c[CoverTopicDeletes] = b.meta.deleted
 		c[CoverAnsweredTimeout] = b.abandoned[group.AbandonTimeout]
-		c[CoverAnsweredLeftView] = b.abandoned[group.AbandonLeftView]
 	}
 	return c
 }
