@@ -311,3 +311,70 @@ func TestCutOffMetaPrimaryAnswers57(t *testing.T) {
 		t.Fatalf("answered again: %v", n.replies)
 	}
 }
+
+// TestDeposedPrimaryAnswersItsCommittedUnappliedOp: vsr answers, as its
+// primary leaves its view, the requests it queued and the prepares above
+// its commit number, not an op it knew committed and had not applied
+// (the broker simulator's seed 674, and 388: a new primary still
+// repairing the ops below its commit number admitted a send, which its
+// backup acked). The new primary of view 1 here cannot repair the old
+// view's ops (their prepares from its backup are lost), admits a send
+// that its backup acks, and then abdicates (its partition is fenced,
+// which starts the next view): the host answers the send 57 at once,
+// exactly once, and the new view commits it later without a second
+// answer.
+func TestDeposedPrimaryAnswersItsCommittedUnappliedOp(t *testing.T) {
+	c := newCluster(t, testConfig(3, 0, vsr.Replicated), false)
+	w := newWorkload(t, c)
+	w.sendCommitted(2)
+	old := c.Primary()
+	next := int(vsr.PrimaryIndex(1, 0, 3))
+	third := 3 - old - next
+	if old < 0 || next == old {
+		t.Fatalf("primary %d, next %d:\n%s", old, next, c.Status())
+	}
+	c.Isolate(next, true)
+	for range 3 {
+		w.sendCommitted(2) // the next primary misses these ops
+	}
+	c.Tick(int(c.Config.Replica.CommitHeartbeatTicks) + 1) // the third replica learns the last one committed
+	c.Crash(old)
+	c.Isolate(next, false)
+	c.Drop = func(from, to int, m *vsr.Message) bool {
+		return from == third && to == next && m.Command == vsr.CommandPrepare
+	}
+	for step := 0; step < 200_000 && c.Primary() != next; step++ {
+		if !c.DeliverOne() {
+			c.TickHosts()
+		}
+	}
+	h := c.Nodes[next].Host
+	r := h.Replica()
+	if c.Primary() != next || r.CommitNumber() >= r.CommitMax() {
+		t.Fatalf("replica %d should lead view 1 with ops below its commit number unapplied:\n%s", next, c.Status())
+	}
+	req, ticket := w.submitSend(next, 1)
+	op := r.OpNumber()
+	c.Deliver(1_000_000) // no tick: the backup acks, nobody times out
+	if r.CommitMax() < op || r.CommitNumber() >= op || !r.Primary() {
+		t.Fatalf("the send (op %d) should be committed and unapplied at the primary:\n%s", op, c.Status())
+	}
+	if a := w.answers(req); len(a) != 0 || h.Waiting() != 1 {
+		t.Fatalf("answered before the primary left its view: %v (waiting %d)", a, h.Waiting())
+	}
+	h.SetFenced(true)
+	if r.Primary() {
+		t.Fatalf("the fenced primary did not leave its view:\n%s", c.Status())
+	}
+	oneAnswer(t, w.answers(req), next, ticket, wire.ErrTransientNotCommitted, group.AbandonLeftView, c.Status())
+	if n := h.AnswerCounts().LeftView; n != 1 {
+		t.Fatalf("%d answered as the view was left, want 1", n)
+	}
+	h.SetFenced(false)
+	c.Drop = nil
+	c.Tick(500)
+	if a := w.answers(req); len(a) != 0 {
+		t.Fatalf("a second answer: %v", a)
+	}
+	w.sendCommitted(1)
+}

@@ -296,7 +296,9 @@ type Host struct {
 
 // SetFenced tells the host whether the binding fenced the partition
 // (a storage failure it found outside an effect): while fenced, the
-// replica never leads its group (vsr.Replica.SetAbdicating).
+// replica never leads its group (vsr.Replica.SetAbdicating). It is an
+// input: a primary that abdicates leaves its view here, and the requests
+// it leaves are answered here (waiters.go).
 func (h *Host) SetFenced(fenced bool) {
 	if h.bindingFenced == fenced {
 		return
@@ -305,6 +307,7 @@ func (h *Host) SetFenced(fenced bool) {
 	if h.cfg.Replica.ReplicaCount > 1 {
 		h.replica.SetAbdicating(fenced || h.Err() != nil)
 	}
+	h.answerWaiters()
 }
 
 // pendingRead is a read waiting for its ticket to be ready.

@@ -593,6 +593,9 @@ type Cluster struct {
 	held []bool
 	// Delivered counts the messages delivered between replicas.
 	Delivered uint64
+	// Drop, when set, loses every message between replicas it reports
+	// true for (a lossy link for one kind of message).
+	Drop func(from, to int, m *vsr.Message) bool
 }
 
 // New starts replicaCount hosts of the group cfg describes
@@ -711,7 +714,7 @@ func (c *Cluster) DeliverOne() bool {
 	e := c.queue[0]
 	c.queue = c.queue[1:]
 	to := c.Nodes[e.to]
-	if to.Down || c.Nodes[e.from].Down || c.cut[e.from] || c.cut[e.to] {
+	if to.Down || c.Nodes[e.from].Down || c.cut[e.from] || c.cut[e.to] || (c.Drop != nil && c.Drop(e.from, e.to, e.m)) {
 		return true
 	}
 	// The wire: every message is encoded and decoded.
