@@ -65,10 +65,8 @@ type metaStore struct {
 	// unbinds.
 	request uint64
 	waiters []*metaWaiter
-	// submitting is the waiter of the submission under way.
-	submitting *metaWaiter
-	ready      []metaAnswer
-	evicted    []vsr.Uint128
+	ready   []metaAnswer
+	evicted []vsr.Uint128
 	// checkpointOp is the checkpoint last counted.
 	checkpointOp uint64
 	// sealTimer flushes the seals of an idle group (flushSeals).
@@ -86,11 +84,13 @@ type metaStore struct {
 	failed error
 }
 
-// metaWaiter is one submission waiting for its answer: want picks it out
-// of the group's replies; ch receives it (buffered: shard 0 never blocks).
+// metaWaiter is one submission waiting for its answer: the host's answer
+// with the submission's ticket (group.Reply.Ticket: the host answers
+// every submission exactly once); ch receives it (buffered: shard 0 never
+// blocks).
 type metaWaiter struct {
-	want func(group.Reply) bool
-	ch   chan metaResult
+	ticket uint64
+	ch     chan metaResult
 }
 
 // metaResult is what a submission came to: the group's answer, or err (a
@@ -294,35 +294,29 @@ func (m *metaStore) Applied(_ *metadata.Machine, op, timestamp uint64, operation
 	}
 }
 
-// Deliver implements group.Replies: the answer to a waiting submission
-// (picked now, handed out by settle), and the evictions of other
-// clients' sessions.
+// Deliver implements group.Replies: the answer to a waiting submission,
+// by its ticket (picked now, handed out by settle), and the evictions of
+// other clients' sessions (notices, ticket 0). A submission the host
+// answered because its replica's storage failed gets the failure.
 func (m *metaStore) Deliver(r group.Reply) {
-	if w := m.submitting; w != nil && w.want(r) {
-		m.submitting = nil
-		m.take(w, r)
+	if r.Ticket == 0 {
+		if r.Evicted {
+			m.evicted = append(m.evicted, r.Client)
+		}
 		return
 	}
-	for _, w := range m.waiters {
-		if w.want(r) {
-			m.take(w, r)
-			return
+	for i, w := range m.waiters {
+		if w.ticket != r.Ticket {
+			continue
 		}
-	}
-	if r.Evicted {
-		m.evicted = append(m.evicted, r.Client)
-	}
-}
-
-// take picks r as w's answer.
-func (m *metaStore) take(w *metaWaiter, r group.Reply) {
-	for i, x := range m.waiters {
-		if x == w {
-			m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
-			break
+		m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
+		res := metaResult{reply: r}
+		if r.Abandon == group.AbandonFailed {
+			res = metaResult{err: fmt.Errorf("%w: %v", errStorage, m.host.Err())}
 		}
+		m.ready = append(m.ready, metaAnswer{w: w, r: res})
+		return
 	}
-	m.ready = append(m.ready, metaAnswer{w: w, r: metaResult{reply: r}})
 }
 
 // settle runs on shard 0 whenever a host input has drained: it records a
@@ -389,8 +383,8 @@ func (m *metaStore) submitLocked(operation uint8, body []byte) (op uint64, reply
 	callErr := m.writer.Call(func() {
 		m.request++
 		request := m.request
-		w, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == metaGroupClient && x.Request == request }, func() {
-			m.host.SubmitInternal(metaGroupClient, request, operation, body)
+		w, err = m.submitOnWriter(func() uint64 {
+			return m.host.SubmitInternal(metaGroupClient, request, operation, body)
 		})
 	})
 	if callErr != nil {
@@ -419,9 +413,7 @@ func (m *metaStore) startRequestLocked(req group.MetaRequest) (*metaWaiter, erro
 	var w *metaWaiter
 	var err error
 	callErr := m.writer.Call(func() {
-		w, err = m.submitOnWriter(func(x group.Reply) bool {
-			return x.Client == req.Client && (x.Evicted || x.Request == req.Request)
-		}, func() { m.host.SubmitRequest(req) })
+		w, err = m.submitOnWriter(func() uint64 { return m.host.SubmitRequest(req) })
 	})
 	if callErr != nil {
 		return nil, fmt.Errorf("%w: %v", errStorage, callErr)
@@ -462,28 +454,27 @@ func (m *metaStore) onWriter(fn func() error) error {
 var errMetaTooLarge = errors.New("metadata request too large")
 
 // submitOnWriter is a submission's task on shard 0: it registers the
-// waiter of the answer want picks and submit hands the request to the
-// host. The answer comes once the op commits (its sync ends) or at once (a
-// disposition, a duplicate's cached reply), through settle. Effects on
-// partitions owned by other shards wait for those shards: shard 0 carrying
-// out a metadata effect is the one task that may wait for another shard
-// (no other shard ever waits, so there is no cycle; LOCKS.md).
-func (m *metaStore) submitOnWriter(want func(group.Reply) bool, submit func()) (*metaWaiter, error) {
+// waiter of the answer to the host's next ticket and submit hands the
+// request to the host, returning its ticket. The answer comes once the op
+// commits (its sync ends) or at once (a disposition, a duplicate's cached
+// reply, an eviction), through settle; the host gives the answers inside
+// the call to this submission, not to an older one of the same client and
+// request (a client's retry on another connection while its first try is
+// in flight). Effects on partitions owned by other shards wait for those
+// shards: shard 0 carrying out a metadata effect is the one task that may
+// wait for another shard (no other shard ever waits, so there is no
+// cycle; LOCKS.md).
+func (m *metaStore) submitOnWriter(submit func() uint64) (*metaWaiter, error) {
 	m.writer.AssertOwner()
 	if m.failed != nil {
 		return nil, m.failed
 	}
-	w := &metaWaiter{want: want, ch: make(chan metaResult, 1)}
+	w := &metaWaiter{ticket: m.host.NextTicket(), ch: make(chan metaResult, 1)}
 	m.waiters = append(m.waiters, w)
 	m.loop.enter()
-	// An answer during the submission itself (a disposition, a
-	// duplicate's cached reply, an eviction) is this submission's, even
-	// when an older waiter of the same client and request waits (a
-	// client's retry on another connection while its first try is in
-	// flight): commits come later, from the storage's completions.
-	m.submitting = w
-	submit()
-	m.submitting = nil
+	if got := submit(); got != w.ticket {
+		panic(fmt.Sprintf("server: the metadata host gave ticket %d, NextTicket said %d", got, w.ticket))
+	}
 	m.loop.leave()
 	return w, nil
 }
@@ -561,9 +552,7 @@ func (m *metaStore) startLogoutLocked(client wire.Uint128) (w *metaWaiter, err e
 			return
 		}
 		req := group.MetaRequest{Client: id, Session: session.Session, Request: session.Request + 1, Operation: group.OperationLogout}
-		w, err = m.submitOnWriter(func(x group.Reply) bool {
-			return x.Client == id && (x.Evicted || x.Request == req.Request)
-		}, func() { m.host.SubmitRequest(req) })
+		w, err = m.submitOnWriter(func() uint64 { return m.host.SubmitRequest(req) })
 	})
 	if callErr != nil {
 		return nil, fmt.Errorf("%w: %v", errStorage, callErr)
@@ -620,8 +609,8 @@ func (m *metaStore) startRegisterLocked(client wire.Uint128, userID uint32) (w *
 			outcome = registerTableFull
 			return
 		}
-		w, err = m.submitOnWriter(func(x group.Reply) bool { return x.Client == id && !x.Evicted }, func() {
-			m.host.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister, Owner: uint64(userID)})
+		w, err = m.submitOnWriter(func() uint64 {
+			return m.host.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister, Owner: uint64(userID)})
 		})
 		if err != nil {
 			outcome = registerFailed

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -92,10 +93,22 @@ const (
 	vsrPartitionClients = 1
 )
 
-// vsrClient is the client id of the partition plane's requests: the
-// operations are sessionless, so one id serves every caller and the
-// request number only pairs a reply with its waiter.
-var vsrClient = vsr.Uint128{Lo: 1}
+// vsrClientLo is the low half of the client id of the partition plane's
+// requests. The operations are sessionless, so one id serves every caller
+// of a host; its high half is drawn for every host (newVSRClient), so that
+// no two hosts' requests, on two nodes or in two lives of one, carry the
+// same client id and request number (the host pairs vsr's answers with
+// its own requests by client, number and checksum: waiters.go).
+const vsrClientLo = 1
+
+// newVSRClient draws the client id of a new host's requests.
+func newVSRClient() (vsr.Uint128, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return vsr.Uint128{}, fmt.Errorf("draw the partition group's client id: %w", err)
+	}
+	return vsr.Uint128{Lo: vsrClientLo, Hi: binary.LittleEndian.Uint64(b[:]) | 1}, nil
+}
 
 // vsrGroup binds one partition's group host to its runtime, on the
 // owning shard.
@@ -106,8 +119,11 @@ type vsrGroup struct {
 	// hostLoop runs the completions of vsr.Storage and of the group
 	// commit once the current host call returns (enter, leave, later).
 	hostLoop
-	// request numbers the partition's requests; waiting pairs each with
-	// the caller's completion.
+	// client is the host's client id (newVSRClient); request numbers the
+	// partition's requests; waiting holds the callers' completions by the
+	// host's ticket of their submissions (the host answers each exactly
+	// once, with its ticket).
+	client  vsr.Uint128
 	request uint64
 	waiting map[uint64]completion
 	// files is the machine recovered from the partition's files at open,
@@ -233,11 +249,18 @@ func (p *partitionRuntime) openGroup(cfg partition.Config) error {
 // openHost creates the group host over g.storage and opens it.
 func (g *vsrGroup) openHost(hc group.Config) error {
 	p := g.p
+	if len(g.waiting) != 0 {
+		panic(fmt.Sprintf("server: partition %s opens a host with %d submissions waiting on another", p.dir, len(g.waiting)))
+	}
+	client, err := newVSRClient()
+	if err != nil {
+		return err
+	}
 	host, err := group.New(hc, group.Binding{Storage: g.storage, Peers: p.s.groupPeers(), Clock: serverClock{p.s}, Effects: g, Replies: g})
 	if err != nil {
 		return err
 	}
-	g.host = host
+	g.host, g.client = host, client
 	if p.vsr == nil {
 		p.machine.ReleaseBuffers()
 	}
@@ -261,11 +284,15 @@ func (g *vsrGroup) openHost(hc group.Config) error {
 // the reply.
 func (g *vsrGroup) submit(operation uint8, body []byte, done completion) {
 	g.request++
+	ticket := g.host.NextTicket()
 	if done != nil {
-		g.waiting[g.request] = done
+		// Before the call: the answer may come inside it.
+		g.waiting[ticket] = done
 	}
 	g.enter()
-	g.host.Submit(vsrClient, g.request, operation, body)
+	if got := g.host.Submit(g.client, g.request, operation, body); got != ticket {
+		panic(fmt.Sprintf("server: partition %s: the host gave ticket %d, NextTicket said %d", g.p.dir, got, ticket))
+	}
 	g.leave()
 	g.logGroupFailure()
 }
@@ -300,13 +327,17 @@ func (g *vsrGroup) read(w *opWait, serve func(vsr.Disposition) applied) {
 	w.detach()
 }
 
-// Deliver implements group.Replies: the reply completes its caller.
+// Deliver implements group.Replies: the answer completes the caller of the
+// submission its ticket names. The host answers only its own submissions,
+// each once (a reply of vsr for another node's request, or for one it
+// answered already, never reaches here); a submission nobody waits for
+// (done nil) finds no caller.
 func (g *vsrGroup) Deliver(r group.Reply) {
-	done, ok := g.waiting[r.Request]
+	done, ok := g.waiting[r.Ticket]
 	if !ok {
 		return
 	}
-	delete(g.waiting, r.Request)
+	delete(g.waiting, r.Ticket)
 	done.complete(applied{reply: r.Body, status: r.Code, err: r.Err})
 }
 

@@ -218,6 +218,11 @@ type brokerWorld struct {
 	readProbeRounds int
 	// meta is the metadata plane (Params.Metadata), or nil.
 	meta *brokerMeta
+	// answers checks that every request a host accepts is answered
+	// exactly once within the host's bound (check_answers.go);
+	// abandoned counts the hosts' own answers by reason (group.Abandon).
+	answers   AnswerChecker
+	abandoned [4]uint64
 }
 
 // runBroker runs one broker seed: the safety phase, the liveness phase and
@@ -421,6 +426,8 @@ type brokerReplies struct {
 
 func (r brokerReplies) Deliver(reply group.Reply) {
 	w := r.w
+	w.answers.OnAnswer(r.node, uint64(r.group), reply.Ticket, w.now)
+	w.countAbandon(reply.Abandon)
 	i := reply.Client.Lo - clientIDBase
 	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || i >= uint64(len(w.clients)) {
 		return
@@ -469,6 +476,45 @@ func (w *brokerWorld) noteFence(g int, why string) {
 		w.fenced[g] = fmt.Sprintf("tick %d: %s", w.now, why)
 		w.logf("group %d fenced: %s", g, why)
 	}
+}
+
+// countAbandon counts a host's own answer (a 57 for a request vsr left).
+func (w *brokerWorld) countAbandon(a group.Abandon) {
+	if int(a) < len(w.abandoned) {
+		w.abandoned[a]++
+	}
+}
+
+// describeHost says what node i's host of group g is doing, for the
+// answers checker's failure.
+func (w *brokerWorld) describeHost(i int, g uint64) string {
+	var r *vsr.Replica
+	var hostErr error
+	waiting := 0
+	if g == group.MetaGroupID {
+		h := w.meta.host(i)
+		if h == nil {
+			return "; the node is down"
+		}
+		r, hostErr, waiting = h.Replica(), h.Err(), h.Waiting()
+	} else {
+		h := w.host(i, int(g))
+		if h == nil {
+			return "; the node is down"
+		}
+		r, hostErr, waiting = h.Replica(), h.Err(), h.Waiting()
+	}
+	return fmt.Sprintf("; the host: %s view %d primary %v op %d commit %d/%d, %d waiting, replica error %v, host error %v, primary of its view %d",
+		r.Status(), r.View(), r.Primary(), r.OpNumber(), r.CommitNumber(), r.CommitMax(), waiting, r.Err(), hostErr,
+		vsr.PrimaryIndex(r.View(), g, uint8(w.n)))
+}
+
+// groupName names group id g in a failure.
+func groupName(g uint64) string {
+	if g == group.MetaGroupID {
+		return "the metadata group"
+	}
+	return fmt.Sprintf("group %d", g)
 }
 
 // host returns node i's host of group g, or nil while the node is down.
@@ -532,6 +578,7 @@ func (w *brokerWorld) Tick() {
 				break
 			}
 			r := h.Replica()
+			w.answers.OnProgress(i, uint64(g), r.CommitNumber(), h.DurableTicket(), w.now)
 			w.commits[g].Scan(i, r)
 			w.commitMax[g] = max(w.commitMax[g], r.CommitNumber())
 			if err := h.Err(); err != nil {
@@ -547,6 +594,9 @@ func (w *brokerWorld) Tick() {
 		w.meta.tickHosts()
 	}
 	w.checkCheckpoints()
+	if err := w.answers.Check(w.now, w.describeHost); err != nil {
+		w.failAs("answers", err)
+	}
 	for _, cl := range w.clients {
 		if w.meta != nil && w.meta.booting {
 			break // the operator's bootstrap runs first
@@ -805,6 +855,11 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 	h := node.hosts[req.group]
 	w.inputNode, w.inputGroup = i, req.group
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
+	what := fmt.Sprintf("client %d's %s request %d", req.client, brokerOpNames[req.op], req.request)
+	if req.op == brokerSend || req.op == brokerStore {
+		// Before the call: the host may answer inside it.
+		w.answers.OnSubmit(i, uint64(req.group), h.NextTicket(), what, w.now, h.RequestTimeoutTicks())
+	}
 	switch req.op {
 	case brokerSend:
 		h.Submit(id, req.request, partition.OperationSendMessages, req.body)
@@ -816,7 +871,11 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		return
 	}
 	inCall := true
+	var read uint64 // the answers checker's number of the read, once handed to the host
 	serve := func(d vsr.Disposition) {
+		if read != 0 {
+			w.answers.OnReadDone(i, uint64(req.group), read, w.now)
+		}
 		w.countRead(d, !inCall)
 		rep := &brokerReply{client: req.client, request: req.request, group: req.group, op: req.op, hint: w.primaryHint(i, req.group)}
 		switch {
@@ -839,9 +898,17 @@ func (w *brokerWorld) handleRequest(i int, req *brokerRequest) {
 		serve(vsr.DispositionNone)
 		return
 	}
+	read = w.answers.OnRead(i, uint64(req.group), what, w.now, w.readTimeoutTicks(i, req.group))
 	h.Read(serve)
 	inCall = false
 	w.afterInput()
+}
+
+// readTimeoutTicks is the bound of node i's host of group g on a read
+// (Host.Read answers one not confirmed within the normal heartbeat
+// timeout).
+func (w *brokerWorld) readTimeoutTicks(i, g int) uint64 {
+	return max(w.configs[i][g].Replica.NormalHeartbeatTimeoutTicks, 1)
 }
 
 // countRead counts a read's answer: served or refused, and whether it

@@ -284,6 +284,7 @@ func (m *brokerMeta) tickHosts() {
 		}
 		m.serveReads(i)
 		r := h.Replica()
+		w.answers.OnProgress(i, group.MetaGroupID, r.CommitNumber(), 0, w.now)
 		m.commits.Scan(i, r)
 		m.commitMax = max(m.commitMax, r.CommitNumber())
 		if err := h.Err(); err != nil {
@@ -435,6 +436,10 @@ type metaReplies struct {
 
 func (r metaReplies) Deliver(reply group.Reply) {
 	w := r.m.w
+	if reply.Ticket != 0 { // not a notice
+		w.answers.OnAnswer(r.node, group.MetaGroupID, reply.Ticket, w.now)
+	}
+	w.countAbandon(reply.Abandon)
 	if reply.Client == r.m.operatorID() {
 		// Only an answer to the operator's request in flight: a node
 		// also delivers a reply to an earlier one (a new primary that
@@ -450,6 +455,11 @@ func (r metaReplies) Deliver(reply group.Reply) {
 	}
 	c := reply.Client.Lo - clientIDBase
 	if reply.Client.Hi != simCluster || reply.Client.Lo < clientIDBase || c >= uint64(len(w.clients)) {
+		return
+	}
+	if reply.Evicted {
+		// The broker's clients keep their sessions (the client table
+		// holds them all); an eviction is no reply to forward.
 		return
 	}
 	rep := &brokerReply{client: int(c), request: reply.Request, group: brokerMetaGroup, meta: true, code: uint32(reply.Code),
@@ -497,6 +507,11 @@ func (m *brokerMeta) handle(i int, req *brokerRequest) {
 	}
 	w.inputNode, w.inputGroup = i, brokerMetaGroup
 	id := vsr.Uint128{Lo: clientIDBase + uint64(req.client), Hi: simCluster}
+	if mr.op != metaGetTopic {
+		// Before the call: the host may answer inside it.
+		w.answers.OnSubmit(i, group.MetaGroupID, h.NextTicket(), fmt.Sprintf("client %d's metadata %s request %d", req.client, metaOpNames[mr.op], mr.request),
+			w.now, h.RequestTimeoutTicks())
+	}
 	switch mr.op {
 	case metaRegister:
 		h.SubmitRequest(group.MetaRequest{Client: id, Operation: group.OperationRegister})
@@ -810,6 +825,12 @@ func (m *brokerMeta) livenessProblem() string {
 		if r.Status() != vsr.StatusNormal {
 			return fmt.Sprintf("metadata group: core node %d is %s (view %d op %d commit %d/%d)", i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
 		}
+		if r.Behind() {
+			// Its state is not its commit's yet (as for a partition
+			// group's core replica: livenessProblem, seed 79396).
+			return fmt.Sprintf("metadata group: core node %d is behind (state missing %v): it waits for a peer's checkpoint (commit %d, checkpoint %d)",
+				i, r.StateMissing(), r.CommitNumber(), r.CheckpointOp())
+		}
 		if k == 0 {
 			view, commit = r.View(), r.CommitNumber()
 		}
@@ -944,6 +965,8 @@ func (w *brokerWorld) bootstrapMeta() {
 						operation = metadata.OperationCreateTopic
 					}
 					submitted, submittedAt = true, w.now
+					w.answers.OnSubmit(p, group.MetaGroupID, m.nodes[p].host.NextTicket(), fmt.Sprintf("the operator's metadata %s request %d", metaOpNames[req.op], req.request),
+						w.now, m.nodes[p].host.RequestTimeoutTicks())
 					m.nodes[p].host.SubmitRequest(group.MetaRequest{Client: m.operatorID(), Session: req.session, Request: req.request, Operation: operation, Body: req.body})
 					w.afterInput()
 				}

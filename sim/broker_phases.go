@@ -52,6 +52,7 @@ func (w *brokerWorld) Crash(i int, powerLoss bool) {
 	}
 	node.up = false
 	node.gen++
+	w.answers.ForgetNode(i)
 	for g := 0; g < w.groups; g++ {
 		node.hosts[g] = nil
 		node.storages[g].Crash(powerLoss)
@@ -212,7 +213,9 @@ func (w *brokerWorld) probeReads() (string, bool) {
 				pr := &probe{g: g, node: i, view: r.View()}
 				probes = append(probes, pr)
 				w.inputNode, w.inputGroup = i, g
+				read := w.answers.OnRead(i, uint64(g), "the liveness phase's read probe", w.now, w.readTimeoutTicks(i, g))
 				h.Read(func(d vsr.Disposition) {
+					w.answers.OnReadDone(i, uint64(g), read, w.now)
 					pr.answered, pr.d = true, d
 					pr.left = r.View() != pr.view || r.Status() != vsr.StatusNormal
 				})
@@ -443,6 +446,17 @@ func (w *brokerWorld) livenessProblem() string {
 			if r.Status() != vsr.StatusNormal {
 				return fmt.Sprintf("group %d: core node %d is %s (view %d op %d commit %d/%d)", g, i, r.Status(), r.View(), r.OpNumber(), r.CommitNumber(), r.CommitMax())
 			}
+			if r.Behind() {
+				// Its commit number is the others', but its state is not
+				// there yet: a replica that could not read its checkpoint
+				// back (stateMissing) counts its ops applied while its
+				// machine is empty until a peer's checkpoint is installed
+				// (seed 79396: core backup node 0 of group 3, installing
+				// the primary's checkpoint, was taken as converged and the
+				// final logs' check found it holding no message).
+				return fmt.Sprintf("group %d: core node %d is behind (state missing %v): it waits for a peer's checkpoint (commit %d, checkpoint %d)",
+					g, i, r.StateMissing(), r.CommitNumber(), r.CheckpointOp())
+			}
 			if k == 0 {
 				view, commit = r.View(), r.CommitNumber()
 			}
@@ -639,7 +653,8 @@ func (w *brokerWorld) fill(res *Result) {
 	if len(waived) > 0 {
 		res.DurabilityWaived = fmt.Sprint(waived)
 	}
-	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads}
+	res.broker = &brokerSummary{groups: w.groups, fenced: append([]string(nil), w.fenced...), reads: w.reads,
+		answered: w.answers.Answered, forgotten: w.answers.Forgotten, waitedMax: w.answers.WaitedMax, abandoned: w.abandoned}
 	if w.meta != nil {
 		res.broker.meta = w.meta.counters
 	}
@@ -669,4 +684,8 @@ type brokerSummary struct {
 	segmentTransfers uint64
 	// meta counts the metadata plane's events (broker_meta.go).
 	meta metaCounters
+	// answered, forgotten and waitedMax are the answers checker's counts
+	// (check_answers.go); abandoned the hosts' own 57s, by group.Abandon.
+	answered, forgotten, waitedMax uint64
+	abandoned                      [4]uint64
 }

@@ -119,7 +119,8 @@ func TestBrokerDeterminism(t *testing.T) {
 
 // brokerBugs are the planted bugs of the broker level: the kv workload
 // cannot find them.
-var brokerBugs = []vsr.BugSet{vsr.BugPollPastCommit, vsr.BugOffsetStoreBeforeCommit, vsr.BugPersistedReplyBeforeSync, vsr.BugCheckpointBeforeSegmentSync, vsr.BugPartitionOpBeforeTopic}
+var brokerBugs = []vsr.BugSet{vsr.BugPollPastCommit, vsr.BugOffsetStoreBeforeCommit, vsr.BugPersistedReplyBeforeSync, vsr.BugCheckpointBeforeSegmentSync, vsr.BugPartitionOpBeforeTopic,
+	vsr.BugRequestLeftUnanswered}
 
 // brokerDescriptorCheckpoints reports whether the broker workload's
 // partition groups take the host's descriptor checkpoints (recorded once

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/stratabroker/strata/server/group"
 )
 
 // CoverageEvent is one protocol event or injected fault whose occurrence a
@@ -55,6 +57,7 @@ const (
 	CoverMetaRetries
 	CoverTopicGated
 	CoverTopicDeletes
+	CoverAnsweredTimeout
 	coverageEventCount
 )
 
@@ -101,6 +104,7 @@ var coverageNames = [coverageEventCount]string{
 	"metadata requests retried (same request number)",
 	"partition requests refused: no topic yet",
 	"topics deleted while others send",
+	"requests a host answered 57 at the request timeout",
 }
 
 // String names e as the table prints it.
@@ -163,6 +167,7 @@ func (r *Result) Coverage() Coverage {
 		c[CoverMetaRetries] = b.meta.retried
 		c[CoverTopicGated] = b.meta.gated
 		c[CoverTopicDeletes] = b.meta.deleted
+		c[CoverAnsweredTimeout] = b.abandoned[group.AbandonTimeout]
 	}
 	return c
 }

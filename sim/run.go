@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratabroker/strata/server/group"
 	"github.com/stratabroker/strata/vsr"
 )
 
@@ -122,6 +123,8 @@ func (r *Result) Print(w io.Writer) {
 		rc := &b.reads
 		fmt.Fprintf(w, "broker reads: served_at_once=%d served_after_round=%d refused=%d refused_after_wait=%d\n",
 			rc.servedAtOnce, rc.servedAfterRound, rc.refused, rc.refusedAfterWait)
+		fmt.Fprintf(w, "broker answers: answered=%d forgotten=%d waited_max=%d host_timed_out=%d host_left_view=%d host_failed=%d\n",
+			b.answered, b.forgotten, b.waitedMax, b.abandoned[group.AbandonTimeout], b.abandoned[group.AbandonLeftView], b.abandoned[group.AbandonFailed])
 		if r.Params.Metadata != 0 {
 			mc := &b.meta
 			fmt.Fprintf(w, "broker metadata: ops_committed=%d retried=%d partition_requests_without_topic=%d topics_deleted=%d\n",

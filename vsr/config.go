@@ -381,6 +381,12 @@ const (
 	// commit in a partition group before the metadata group committed the
 	// topic's create.
 	BugPartitionOpBeforeTopic
+	// BugRequestLeftUnanswered is a broker-level bug, honoured by the
+	// group hosts (server/group/waiters.go): a host answers no request
+	// vsr leaves unanswered (none at the request timeout, none of a
+	// replica that left its view or failed), as the hosts did before they
+	// kept waiters. vsr itself does nothing different.
+	BugRequestLeftUnanswered
 )
 
 var bugNames = []struct {
@@ -399,6 +405,7 @@ var bugNames = []struct {
 	{BugOffsetStoreBeforeCommit, "offset-store-before-commit"},
 	{BugPersistedReplyBeforeSync, "persisted-reply-before-sync"},
 	{BugPartitionOpBeforeTopic, "partition-op-before-topic"},
+	{BugRequestLeftUnanswered, "request-left-unanswered"},
 }
 
 // BugNames lists the planted bug names accepted by ParseBug, in order.

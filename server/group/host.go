@@ -16,9 +16,10 @@
 // The partition plane is at-least-once: every partition operation is
 // sessionless (vsr.Config.Sessionless), so a replay of a request number
 // commits again, and nothing is answered from a reply cache. Every
-// submitted request gets exactly one Reply from the replica it was
-// submitted to: the committed reply from the primary, or a vsr.Disposition
-// mapped to Iggy's codes (Code).
+// submitted request gets exactly one Reply from the host it was submitted
+// to, carrying the ticket Submit returned: the committed reply from the
+// primary, a vsr.Disposition mapped to Iggy's codes (Code), or the host's
+// own 57 when vsr leaves it unanswered (waiters.go).
 package group
 
 import (
@@ -87,6 +88,17 @@ type Config struct {
 	// and sends in one message. Zero means as large as a message allows
 	// (Replica.MessageSizeMax).
 	TransferChunkBytes int
+	// RequestTimeoutTicks bounds how long a submitted request waits for
+	// its answer while its replica commits nothing (waiters.go): a
+	// request that waited that long from the later of its submission and
+	// the replica's last commit is answered 57 (TransientNotCommitted)
+	// and forgotten; so is a committed reply held that long for its sync
+	// since the later of its commit and the last completed sync. Zero
+	// means RequestTimeoutHeartbeatsDefault normal heartbeat timeouts
+	// (production: 200 ticks of 10 ms). A binding that never ticks the
+	// host (a group of one in production) gets no timeouts: its replica
+	// answers every request it prepares, or fails.
+	RequestTimeoutTicks uint64
 }
 
 // Syncer is the part of Effects that serves descriptor checkpoints
@@ -166,6 +178,10 @@ type Binding struct {
 
 // Reply answers one submitted request.
 type Reply struct {
+	// Ticket is the ticket of the submission answered (Submit's, or
+	// MetaHost.SubmitRequest's); zero for a notice that answers no
+	// submission (an eviction of a session nobody here asked about).
+	Ticket uint64
 	// Client and Request are the request's.
 	Client  vsr.Uint128
 	Request uint64
@@ -175,6 +191,9 @@ type Reply struct {
 	Op uint64
 	// Disposition is vsr's reason when the request did not commit here.
 	Disposition vsr.Disposition
+	// Abandon, when set, says why the host answered a request vsr left
+	// unanswered (waiters.go); Disposition and Code are then a 57's.
+	Abandon Abandon
 	// Code is the status for the client: 0 when the operation committed
 	// and succeeded; the machine's or a failed effect's code; or the
 	// disposition's (Code(d)).
@@ -265,11 +284,21 @@ type Host struct {
 	// bindingFenced: the binding fenced the partition for a reason of its
 	// own (SetFenced); the replica abdicates as for Err.
 	bindingFenced bool
+	// waiters are the submitted requests not answered yet (waiters.go).
+	waiters waiterTable
+	// commitSeen is the replica's commit number after the last input and
+	// commitAt the tick count when it last changed; durableAt is the tick
+	// count when the sync tickets last advanced (the request timeout
+	// runs from them).
+	commitSeen, commitAt, durableAt uint64
+	answers                         AnswerCounts
 }
 
 // SetFenced tells the host whether the binding fenced the partition
 // (a storage failure it found outside an effect): while fenced, the
-// replica never leads its group (vsr.Replica.SetAbdicating).
+// replica never leads its group (vsr.Replica.SetAbdicating). It is an
+// input: a primary that abdicates leaves its view here, and the requests
+// it leaves are answered here (waiters.go).
 func (h *Host) SetFenced(fenced bool) {
 	if h.bindingFenced == fenced {
 		return
@@ -278,6 +307,7 @@ func (h *Host) SetFenced(fenced bool) {
 	if h.cfg.Replica.ReplicaCount > 1 {
 		h.replica.SetAbdicating(fenced || h.Err() != nil)
 	}
+	h.answerWaiters()
 }
 
 // pendingRead is a read waiting for its ticket to be ready.
@@ -301,6 +331,8 @@ type checkpointCandidate struct {
 	state  []byte
 }
 
+// heldReply is a committed reply waiting for its sync ticket; its
+// waiter's ticket is reply.Ticket.
 type heldReply struct {
 	ticket uint64
 	reply  Reply
@@ -334,6 +366,9 @@ func New(cfg Config, b Binding) (*Host, error) {
 			cfg.CheckpointEveryOps = max(half, 1)
 		}
 	}
+	if cfg.RequestTimeoutTicks == 0 {
+		cfg.RequestTimeoutTicks = max(RequestTimeoutHeartbeatsDefault*cfg.Replica.NormalHeartbeatTimeoutTicks, 1)
+	}
 	cfg.Replica.HostCheckpoints = true
 	h.cfg = cfg
 	h.sm = machineAdapter{h: h, needsReset: true}
@@ -343,7 +378,7 @@ func New(cfg Config, b Binding) (*Host, error) {
 		// The binding coalesces commit heartbeats (announce.go).
 		network = &announcingNetwork{hostNetwork: h.net, a: a}
 	}
-	r, err := vsr.NewReplica(cfg.Replica, newInputStorage(b.Storage, h), network, &h.sm, b.Clock)
+	r, err := vsr.NewReplica(cfg.Replica, newInputStorage(b.Storage, h.afterInput), network, &h.sm, b.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("group %d: %w", cfg.Replica.Group, err)
 	}
@@ -386,13 +421,14 @@ func (h *Host) Open(done func(error)) {
 // during the next input, a corrupted message). vsr.Storage never completes
 // inside the submitting call, so no completion runs inside another input.
 type inputStorage struct {
-	s vsr.Storage
-	h *Host
+	s     vsr.Storage
+	after func()
 }
 
-// newInputStorage wraps s, keeping its optional vsr.RecordReader.
-func newInputStorage(s vsr.Storage, h *Host) vsr.Storage {
-	in := inputStorage{s: s, h: h}
+// newInputStorage wraps s, keeping its optional vsr.RecordReader: after
+// runs after every completion.
+func newInputStorage(s vsr.Storage, after func()) vsr.Storage {
+	in := inputStorage{s: s, after: after}
 	if rr, ok := s.(vsr.RecordReader); ok {
 		return inputRecordStorage{in, rr}
 	}
@@ -408,28 +444,28 @@ type inputRecordStorage struct {
 func (s inputRecordStorage) ReadRecord(zone vsr.Zone, offset, max uint64, done func([]byte, error)) {
 	s.rr.ReadRecord(zone, offset, max, func(buf []byte, err error) {
 		done(buf, err)
-		s.h.afterInput()
+		s.after()
 	})
 }
 
 func (s inputStorage) Read(zone vsr.Zone, offset uint64, buf []byte, done func(error)) {
 	s.s.Read(zone, offset, buf, func(err error) {
 		done(err)
-		s.h.afterInput()
+		s.after()
 	})
 }
 
 func (s inputStorage) Write(zone vsr.Zone, offset uint64, data []byte, done func(error)) {
 	s.s.Write(zone, offset, data, func(err error) {
 		done(err)
-		s.h.afterInput()
+		s.after()
 	})
 }
 
 func (s inputStorage) Sync(done func(error)) {
 	s.s.Sync(func(err error) {
 		done(err)
-		s.h.afterInput()
+		s.after()
 	})
 }
 
@@ -452,7 +488,13 @@ func (h *Host) TicksUntilDue() uint64 {
 	if h.fetch.active || len(h.reads) > 0 || h.candidate.set || h.replica.CheckpointWanted() {
 		return 1
 	}
-	return h.replica.TicksUntilDue()
+	due := h.replica.TicksUntilDue()
+	if at, ok := h.waiters.nextDeadline(h.cfg.RequestTimeoutTicks, h.commitAt, h.durableAt); ok {
+		// The first waiter times out at the Tick that makes ticks reach
+		// its deadline (answerWaiters).
+		due = min(due, max(at-min(at, h.ticks), 1))
+	}
+	return due
 }
 
 // SkipTicks advances the host by n ticks in which it is not due (n below
@@ -483,11 +525,13 @@ func (h *Host) Step(m *vsr.Message) {
 	h.afterInput()
 }
 
-// Submit hands the replica a client's partition operation. The answer
-// comes through Binding.Replies, during this call or a later input: the
-// committed reply once the op is applied (and, for a persisted topic,
-// synced), or a disposition. body is copied.
-func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+// Submit hands the replica a client's partition operation and returns its
+// ticket. The answer, exactly one, comes through Binding.Replies with that
+// ticket (which NextTicket returns before the call), during this call or
+// a later input: the committed reply once the op is applied (and, for a
+// persisted topic, synced), a disposition, or the host's 57 (waiters.go).
+// body is copied.
+func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) (ticket uint64) {
 	m := &vsr.Message{Header: vsr.Header{
 		Command:   vsr.CommandRequest,
 		Cluster:   h.cfg.Replica.Cluster,
@@ -502,21 +546,36 @@ func (h *Host) Submit(client vsr.Uint128, request uint64, operation uint8, body 
 	} else {
 		m.Seal()
 	}
+	// The waiter goes in before the replica sees the request: vsr may
+	// answer inside Request.
+	ticket, ok := h.waiters.add(waiter{client: client, request: request, operation: operation, checksum: m.Checksum,
+		view: h.replica.View(), since: h.ticks})
+	if !ok {
+		h.answers.Overflow++
+		h.b.Replies.Deliver(Reply{Ticket: ticket, Client: client, Request: request, Operation: operation,
+			Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
+		return ticket
+	}
 	if h.cfg.Replica.Bugs.Has(vsr.BugOffsetStoreBeforeCommit) && operation == partition.OperationStoreConsumerOffset {
 		h.plantedApplyBeforeCommit(operation, body)
 	}
+	h.waiters.submitting = ticket
 	h.replica.Request(m)
+	h.waiters.submitting = 0
 	h.afterInput()
+	return ticket
 }
 
 // EffectsDurable reports that the binding's sync ticket (and every lower
 // one) completed: the committed replies that waited for it are delivered.
 func (h *Host) EffectsDurable(ticket uint64) {
-	h.durable = max(h.durable, ticket)
+	if ticket > h.durable {
+		h.durable, h.durableAt = ticket, h.ticks
+	}
 	kept := h.held[:0]
 	for _, r := range h.held {
 		if r.ticket <= h.durable {
-			h.b.Replies.Deliver(r.reply)
+			h.deliverHeld(r.reply)
 		} else {
 			kept = append(kept, r)
 		}
@@ -532,7 +591,7 @@ func (h *Host) EffectsDurable(ticket uint64) {
 func (h *Host) EffectsFailed(code wire.ErrorCode, err error) {
 	for _, r := range h.held {
 		r.reply.Code, r.reply.Err = code, err
-		h.b.Replies.Deliver(r.reply)
+		h.deliverHeld(r.reply)
 	}
 	clear(h.held)
 	h.held = h.held[:0]
@@ -552,6 +611,7 @@ func (h *Host) afterInput() {
 		// the fence.
 		h.replica.SetAbdicating(h.Err() != nil || h.bindingFenced)
 	}
+	h.answerWaiters()
 	h.serveReads()
 	h.storeFlushed()
 	c := &h.candidate
@@ -904,7 +964,7 @@ func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	r := Reply{Client: client, Request: m.Request, Operation: m.Operation, Disposition: m.Disposition}
 	if m.Disposition != vsr.DispositionNone {
 		r.Code = Code(m.Disposition)
-		h.b.Replies.Deliver(r)
+		h.deliver(m.Context, r)
 		return
 	}
 	r.Op = m.Op
@@ -916,9 +976,17 @@ func (n *hostNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 			r.Code, r.Err = last.code, last.err
 		}
 		if last.ticket > h.durable && last.err == nil && !h.cfg.Replica.Bugs.Has(vsr.BugPersistedReplyBeforeSync) {
+			i := h.waiters.match(client, m.Request, m.Context)
+			if i < 0 {
+				h.answers.Unowed++
+				return // nobody here waits for it
+			}
+			w := &h.waiters.list[i]
+			w.held, w.heldAt = true, h.ticks
+			r.Ticket = w.ticket
 			h.held = append(h.held, heldReply{ticket: last.ticket, reply: r})
 			return
 		}
 	}
-	h.b.Replies.Deliver(r)
+	h.deliver(m.Context, r)
 }

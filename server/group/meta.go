@@ -97,6 +97,10 @@ type MetaConfig struct {
 	// (the least recently committed goes, with an eviction) and
 	// ClientsPerOwnerMax one user's share.
 	Replica vsr.Config
+	// RequestTimeoutTicks is the request timeout, as Config's
+	// (waiters.go); zero means RequestTimeoutHeartbeatsDefault normal
+	// heartbeat timeouts.
+	RequestTimeoutTicks uint64
 }
 
 // MetaHost is one replica of the metadata group. Only the goroutine that
@@ -113,6 +117,12 @@ type MetaHost struct {
 	// op at or below it is a duplicate's cached reply (Reply.Replayed).
 	submitting    bool
 	appliedBefore uint64
+	// waiters are the submitted requests not answered yet (waiters.go);
+	// ticks counts Tick; commitSeen is the commit number after the last
+	// input and commitAt the tick count when it last changed.
+	waiters                     waiterTable
+	ticks, commitSeen, commitAt uint64
+	answers                     AnswerCounts
 }
 
 // NewMeta checks cfg and returns a host that must be opened with Open.
@@ -125,10 +135,13 @@ func NewMeta(cfg MetaConfig, b MetaBinding) (*MetaHost, error) {
 	}
 	cfg.Replica.Sessionless.Add(OperationInternal)
 	cfg.Replica.EndsSession.Add(OperationLogout)
+	if cfg.RequestTimeoutTicks == 0 {
+		cfg.RequestTimeoutTicks = max(RequestTimeoutHeartbeatsDefault*cfg.Replica.NormalHeartbeatTimeoutTicks, 1)
+	}
 	h := &MetaHost{cfg: cfg, b: b, machine: metadata.New()}
 	h.sm = metaAdapter{h: h}
 	h.net = metaNetwork{h: h}
-	r, err := vsr.NewReplica(cfg.Replica, b.Storage, &h.net, &h.sm, b.Clock)
+	r, err := vsr.NewReplica(cfg.Replica, newInputStorage(b.Storage, h.answerWaiters), &h.net, &h.sm, b.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("metadata group: %w", err)
 	}
@@ -149,11 +162,57 @@ func (h *MetaHost) Open(done func(error)) {
 	})
 }
 
-// Tick advances the replica's timeouts by one tick.
-func (h *MetaHost) Tick() { h.replica.Tick() }
+// Tick advances the replica's timeouts by one tick, and the host's
+// request timeout (waiters.go). A binding that never ticks the host (the
+// server's metadata group of one) gets no timeouts: a group of one
+// answers every request it prepares, or fails (and then the host answers
+// its waiters).
+func (h *MetaHost) Tick() {
+	h.ticks++
+	h.replica.Tick()
+	h.answerWaiters()
+}
 
 // Step hands the replica a message from a peer of the group.
-func (h *MetaHost) Step(m *vsr.Message) { h.replica.Step(m) }
+func (h *MetaHost) Step(m *vsr.Message) {
+	h.replica.Step(m)
+	h.answerWaiters()
+}
+
+// answerWaiters notes the replica's progress and answers the waiters vsr
+// will not, on Host's rules (waiters.go; no reply is ever held). It runs
+// after every input.
+func (h *MetaHost) answerWaiters() {
+	if c := h.replica.CommitNumber(); c != h.commitSeen {
+		h.commitSeen, h.commitAt = c, h.ticks
+	}
+	if h.waiters.len() == 0 || h.cfg.Replica.Bugs.Has(vsr.BugRequestLeftUnanswered) {
+		return
+	}
+	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
+	h.waiters.abandon(func(w *waiter) Abandon {
+		return abandonReason(w, r, h.ticks, timeout, h.commitAt, 0)
+	}, func(w waiter, a Abandon) {
+		h.answers.count(a)
+		h.b.Replies.Deliver(answerOf(w, a))
+	})
+}
+
+// NextTicket returns the ticket the next submission (SubmitRequest,
+// SubmitInternal, Submit) gives, for a binding that must know it before an
+// answer given inside that call.
+func (h *MetaHost) NextTicket() uint64 { return h.waiters.next() }
+
+// Waiting returns how many submitted requests wait for their answers.
+func (h *MetaHost) Waiting() int { return h.waiters.len() }
+
+// RequestTimeoutTicks returns the request timeout (MetaConfig's, or its
+// default), counted in Tick from the later of a request's submission and
+// the replica's last commit.
+func (h *MetaHost) RequestTimeoutTicks() uint64 { return h.cfg.RequestTimeoutTicks }
+
+// AnswerCounts returns the host's counts of the answers vsr did not give.
+func (h *MetaHost) AnswerCounts() AnswerCounts { return h.answers }
 
 // MetaRequest is one client request to the metadata group.
 type MetaRequest struct {
@@ -177,12 +236,14 @@ type MetaRequest struct {
 }
 
 // SubmitRequest hands the replica a client's request, exactly-once by its
-// session's request numbers. The answer comes through MetaBinding.Replies,
-// during this call or a later input: the committed reply once the op is
-// applied and durable (Replayed when it is a duplicate's cached reply), a
-// disposition, or an eviction (Reply.Evicted: the client has no session).
-// A register's reply carries the session in Reply.Session.
-func (h *MetaHost) SubmitRequest(req MetaRequest) {
+// session's request numbers, and returns its ticket. The answer, exactly
+// one, comes through MetaBinding.Replies with that ticket, during this
+// call or a later input: the committed reply once the op is applied and
+// durable (Replayed when it is a duplicate's cached reply), a disposition,
+// an eviction (Reply.Evicted: the client has no session), or the host's
+// 57 (waiters.go). A register's reply carries the session in
+// Reply.Session.
+func (h *MetaHost) SubmitRequest(req MetaRequest) (ticket uint64) {
 	operation, body := req.Operation, req.Body
 	switch operation {
 	case OperationRegister:
@@ -193,9 +254,10 @@ func (h *MetaHost) SubmitRequest(req MetaRequest) {
 		req.Request, req.Session = 0, 0
 	case OperationInternal:
 		// Only SubmitInternal wraps a body.
-		h.b.Replies.Deliver(Reply{Client: req.Client, Request: req.Request, Operation: operation,
+		ticket = h.waiters.issue()
+		h.b.Replies.Deliver(Reply{Ticket: ticket, Client: req.Client, Request: req.Request, Operation: operation,
 			Disposition: vsr.DispositionInvalid, Code: Code(vsr.DispositionInvalid)})
-		return
+		return ticket
 	default:
 		tagged := make([]byte, metaTagSize+len(body))
 		binary.LittleEndian.PutUint64(tagged[0:], req.Tag.Lo)
@@ -203,38 +265,39 @@ func (h *MetaHost) SubmitRequest(req MetaRequest) {
 		copy(tagged[metaTagSize:], body)
 		body = tagged
 	}
-	h.request(req.Client, req.Session, req.Request, operation, body)
+	return h.request(req.Client, req.Session, req.Request, operation, body)
 }
 
 // SubmitInternal hands the replica an operation the server commits on its
 // own behalf: sessionless (no register, never deduplicated), answered to
-// client with request (which only pair the reply with the submission).
-func (h *MetaHost) SubmitInternal(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+// client with request and the ticket it returns, as SubmitRequest's.
+func (h *MetaHost) SubmitInternal(client vsr.Uint128, request uint64, operation uint8, body []byte) (ticket uint64) {
 	wrapped := make([]byte, 1+len(body))
 	wrapped[0] = operation
 	copy(wrapped[1:], body)
-	h.request(client, 0, request, OperationInternal, wrapped)
+	return h.request(client, 0, request, OperationInternal, wrapped)
 }
 
 // Submit hands the replica a metadata operation. OperationRegister opens
 // client's session (with no owner) and OperationLogout ends it (with the
 // session's next request number); any other operation is committed as
 // SubmitInternal does, sessionless. Clients that want exactly-once use
-// SubmitRequest. body is copied.
-func (h *MetaHost) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) {
+// SubmitRequest. body is copied. It returns the submission's ticket.
+func (h *MetaHost) Submit(client vsr.Uint128, request uint64, operation uint8, body []byte) (ticket uint64) {
 	switch operation {
 	case OperationRegister:
-		h.SubmitRequest(MetaRequest{Client: client, Operation: operation})
+		return h.SubmitRequest(MetaRequest{Client: client, Operation: operation})
 	case OperationLogout:
 		s, _ := h.replica.ClientSession(client)
-		h.SubmitRequest(MetaRequest{Client: client, Session: s.Session, Request: max(request, s.Request+1), Operation: operation})
+		return h.SubmitRequest(MetaRequest{Client: client, Session: s.Session, Request: max(request, s.Request+1), Operation: operation})
 	default:
-		h.SubmitInternal(client, request, operation, body)
+		return h.SubmitInternal(client, request, operation, body)
 	}
 }
 
-// request seals and hands one request to the replica.
-func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operation uint8, body []byte) {
+// request seals and hands one request to the replica, with a waiter for
+// its answer, and returns the waiter's ticket.
+func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operation uint8, body []byte) uint64 {
 	m := &vsr.Message{Header: vsr.Header{
 		Command:   vsr.CommandRequest,
 		Cluster:   h.cfg.Replica.Cluster,
@@ -246,12 +309,31 @@ func (h *MetaHost) request(client vsr.Uint128, session, request uint64, operatio
 		Operation: operation,
 	}, Body: body}
 	m.Seal()
-	wasSubmitting := h.submitting
+	visible := operation
+	if visible == vsr.OperationRegister {
+		visible = OperationRegister
+	}
+	// The waiter goes in before the replica sees the request: vsr may
+	// answer inside Request. A sessioned request is matched by its
+	// client and number (a duplicate's cached reply carries the checksum
+	// of the copy that committed); a sessionless one by its checksum too.
+	ticket, ok := h.waiters.add(waiter{client: client, request: request, operation: visible, checksum: m.Checksum,
+		sessioned: operation != OperationInternal, view: h.replica.View(), since: h.ticks})
+	if !ok {
+		h.answers.Overflow++
+		h.b.Replies.Deliver(Reply{Ticket: ticket, Client: client, Request: request, Operation: visible,
+			Disposition: vsr.DispositionOverloaded, Code: Code(vsr.DispositionOverloaded)})
+		return ticket
+	}
+	wasSubmitting, outer := h.submitting, h.waiters.submitting
 	if !wasSubmitting {
 		h.submitting, h.appliedBefore = true, h.replica.CommitNumber()
 	}
+	h.waiters.submitting = ticket
 	h.replica.Request(m)
-	h.submitting = wasSubmitting
+	h.submitting, h.waiters.submitting = wasSubmitting, outer
+	h.answerWaiters()
+	return ticket
 }
 
 // SyncSeals makes the seals written lazily durable (vsr.Config.SealLazily:
@@ -335,7 +417,14 @@ func (n *metaNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	if m.Command == vsr.CommandEviction {
 		// The client has no session (never had, logged out, or its
 		// session was the table's least recent and a register ended it).
-		h.b.Replies.Deliver(Reply{Client: client, Evicted: true})
+		// Met by the request being submitted, it is that request's
+		// answer; otherwise a notice (Ticket 0).
+		r := Reply{Client: client, Evicted: true}
+		if i := h.waiters.matchSubmitting(client); i >= 0 {
+			w := h.waiters.take(i)
+			r.Ticket, r.Request, r.Operation = w.ticket, w.request, w.operation
+		}
+		h.b.Replies.Deliver(r)
 		return
 	}
 	if m.Command != vsr.CommandReply {
@@ -345,6 +434,12 @@ func (n *metaNetwork) SendToClient(client vsr.Uint128, m *vsr.Message) {
 	if r.Operation == vsr.OperationRegister {
 		r.Operation = OperationRegister
 	}
+	i := h.waiters.match(client, m.Request, m.Context)
+	if i < 0 {
+		h.answers.Unowed++
+		return // answered already (the request timed out), or not submitted here
+	}
+	r.Ticket = h.waiters.take(i).ticket
 	if m.Disposition != vsr.DispositionNone {
 		r.Code = Code(m.Disposition)
 		h.b.Replies.Deliver(r)

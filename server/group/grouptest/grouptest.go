@@ -34,6 +34,10 @@ type Storage struct {
 	durable [8][]byte
 	pending []pendingWrite
 	seq     uint64
+	// FailWrites, when set, fails every later write with it (a disk that
+	// died): the replica records a storage error (vsr.Replica.Err) and
+	// stops.
+	FailWrites error
 }
 
 type pendingWrite struct {
@@ -94,6 +98,10 @@ func (s *Storage) Read(z vsr.Zone, offset uint64, buf []byte, done func(error)) 
 
 // Write implements vsr.Storage.
 func (s *Storage) Write(z vsr.Zone, offset uint64, data []byte, done func(error)) {
+	if err := s.FailWrites; err != nil {
+		s.c.submit(s.node, func() { done(err) })
+		return
+	}
 	if err := s.inRange(z, offset, len(data)); err != nil {
 		s.c.submit(s.node, func() { done(err) })
 		return
@@ -585,6 +593,9 @@ type Cluster struct {
 	held []bool
 	// Delivered counts the messages delivered between replicas.
 	Delivered uint64
+	// Drop, when set, loses every message between replicas it reports
+	// true for (a lossy link for one kind of message).
+	Drop func(from, to int, m *vsr.Message) bool
 }
 
 // New starts replicaCount hosts of the group cfg describes
@@ -687,36 +698,48 @@ func (c *Cluster) PumpIO() {
 // Deliver runs IO and delivers messages until the cluster is quiet or
 // limit messages were delivered.
 func (c *Cluster) Deliver(limit int) {
-	for delivered := 0; delivered < limit; delivered++ {
-		c.PumpIO()
-		if len(c.queue) == 0 {
-			break
-		}
-		e := c.queue[0]
-		c.queue = c.queue[1:]
-		to := c.Nodes[e.to]
-		if to.Down || c.Nodes[e.from].Down || c.cut[e.from] || c.cut[e.to] {
-			continue
-		}
-		// The wire: every message is encoded and decoded.
-		var m vsr.Message
-		if err := m.Decode(e.m.Encode(nil)); err != nil {
-			panic(fmt.Sprintf("grouptest: decode: %v", err))
-		}
-		c.Delivered++
-		to.Host.Step(&m)
+	for delivered := 0; delivered < limit && c.DeliverOne(); delivered++ {
 	}
 	c.PumpIO()
+}
+
+// DeliverOne runs pending IO and hands the next queued message to its
+// node (a message to or from a down or cut-off node is lost); it reports
+// false when no message was queued.
+func (c *Cluster) DeliverOne() bool {
+	c.PumpIO()
+	if len(c.queue) == 0 {
+		return false
+	}
+	e := c.queue[0]
+	c.queue = c.queue[1:]
+	to := c.Nodes[e.to]
+	if to.Down || c.Nodes[e.from].Down || c.cut[e.from] || c.cut[e.to] || (c.Drop != nil && c.Drop(e.from, e.to, e.m)) {
+		return true
+	}
+	// The wire: every message is encoded and decoded.
+	var m vsr.Message
+	if err := m.Decode(e.m.Encode(nil)); err != nil {
+		panic(fmt.Sprintf("grouptest: decode: %v", err))
+	}
+	c.Delivered++
+	to.Host.Step(&m)
+	return true
+}
+
+// TickHosts ticks every running node once, delivering nothing.
+func (c *Cluster) TickHosts() {
+	for _, node := range c.Nodes {
+		if !node.Down {
+			node.Host.Tick()
+		}
+	}
 }
 
 // Tick ticks every running node n times, delivering after each tick.
 func (c *Cluster) Tick(n int) {
 	for range n {
-		for _, node := range c.Nodes {
-			if !node.Down {
-				node.Host.Tick()
-			}
-		}
+		c.TickHosts()
 		c.Deliver(1_000_000)
 	}
 }
