@@ -37,8 +37,8 @@ import "github.com/stratabroker/strata/vsr"
 //     the queue ahead of them is bounded (pipeline and request queue) and
 //     every commit moves it; a timeout from the submission alone livelocked
 //     a slow group, its clients retrying into the back of the queue behind
-//     the requests that had timed out and that vsr still prepared
-//     (scenarios/bug_broker_request_timeout_livelock_339.txt). A committed
+//     the requests that had timed out and that vsr still prepared (broker
+//     seed 339 of the first version of this rule). A committed
 //     reply held for its sync ticket (a persisted topic) waits the request
 //     timeout from the later of its commit and the binding's last
 //     completed sync, whatever the replica does meanwhile;
