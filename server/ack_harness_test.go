@@ -376,7 +376,7 @@ func ackPartitionDir(p uint32) string {
 
 // waitApplied waits until every running replica of partition p applied
 // up to offset next.
-func (c *ackCluster) waitApplied(p uint32, next uint64) {
+func (c *testCluster) waitApplied(p uint32, next uint64) {
 	c.t.Helper()
 	c.waitFor(fmt.Sprintf("every replica of p%d to apply up to offset %d", p, next), func() bool {
 		for i := range c.nodes {
@@ -393,7 +393,7 @@ func (c *ackCluster) waitApplied(p uint32, next uint64) {
 
 // waitCaughtUp waits until replica i of partition p is normal and holds
 // what the primary holds.
-func (c *ackCluster) waitCaughtUp(i int, p uint32) {
+func (c *testCluster) waitCaughtUp(i int, p uint32) {
 	c.t.Helper()
 	leader := c.primary(p)
 	ls, _ := c.status(leader, p)

@@ -579,12 +579,17 @@ func openVSRFileStorage(g *vsrGroup, name string, checkpoint uint64, store *supe
 			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), f.Close())
 		}
 	}
-	slot, lost, err := store.acquire(owner, group, size == 0)
+	slot, lost, forgotten, err := store.acquire(owner, group, size == 0, g.replicas > 1)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("the superblock slot of %s: %w", name, err), f.Close())
 	}
 	s.slot = slot
-	if lost {
+	switch {
+	case forgotten:
+		store.log.Warn("a new partition's consensus group had a superblock on this node, whose consensus state is gone "+
+			"(its directory was moved aside or lost): the replica recovers from its peers as one that lost its memory",
+			zap.String("file", name), zap.String("superblocks", store.name), zap.Uint32("slot", slot.index), zap.Uint64("vsr_group", group))
+	case lost:
 		store.log.Warn("a partition's consensus state has no superblock slot: its superblock is lost",
 			zap.String("file", name), zap.String("superblocks", store.name), zap.Uint32("slot", slot.index))
 	}

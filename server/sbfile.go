@@ -205,25 +205,46 @@ func (s *superblockStore) scan(fsys storage.FS, f storage.File) error {
 // the group lost its superblock: a slot is allocated whose image vsr
 // reads as lost (lostZoneImage), so that the loss holds across restarts
 // until the recovery writes a superblock. lost reports that case.
-func (s *superblockStore) acquire(owner *shard.Shard, group uint64, fresh bool) (slot *superblockSlot, lost bool, err error) {
+//
+// peers: the group has other replicas. Its own slot left from before
+// with an image that is not blank is then never cleared for a new
+// consensus.vsr: the replica joined the group on this node (vsr writes
+// its first superblock before it acks or votes) and may have acked ops
+// a quorum needed, but its directory, with its checkpoint and journal,
+// is gone (moved aside as unknown to a metadata that lost the topic's
+// creation, or lost). A cleared slot would make it a member of view 0
+// with an empty log; it gets the lost image instead, and recovers as a
+// replica that lost its memory (partition_sblost.go). A group of one
+// has nobody to recover from and nobody its promises bind: its slot is
+// cleared. forgotten reports the case.
+func (s *superblockStore) acquire(owner *shard.Shard, group uint64, fresh, peers bool) (slot *superblockSlot, lost, forgotten bool, err error) {
 	sh := s.shards[owner.ID()]
 	s.mu.Lock()
 	index, mapped := s.slots[group]
 	conflicting := s.conflicts[group]
 	s.mu.Unlock()
 	if mapped && !fresh {
-		return &superblockSlot{store: s, sh: sh, group: group, index: index}, false, nil
+		return &superblockSlot{store: s, sh: sh, group: group, index: index}, false, false, nil
+	}
+	if mapped && peers {
+		used, err := (&superblockSlot{store: s, sh: sh, group: group, index: index}).used()
+		if err != nil {
+			return nil, false, false, err
+		}
+		if used {
+			fresh, forgotten = false, true
+		}
 	}
 	// Slots that claimed the group together go first (durably), so that
 	// the next boot finds only the new one.
 	for _, i := range conflicting {
 		if err := sh.writeSlot(i, slotHeader{state: slotTombstone, group: group, index: i}, nil); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
 	if !mapped {
 		if index, err = s.take(); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
 	header := slotHeader{state: slotAllocated, group: group, index: index}
@@ -243,13 +264,30 @@ func (s *superblockStore) acquire(owner *shard.Shard, group uint64, fresh bool) 
 	if err != nil {
 		// The slot is in an unknown state: it is not handed out again
 		// in this run.
-		return nil, false, err
+		return nil, false, false, err
 	}
 	s.mu.Lock()
 	s.slots[group] = index
 	delete(s.conflicts, group)
 	s.mu.Unlock()
-	return &superblockSlot{store: s, sh: sh, group: group, index: index}, lost, nil
+	return &superblockSlot{store: s, sh: sh, group: group, index: index}, lost, forgotten, nil
+}
+
+// used reports whether the slot's zone image is not blank: vsr wrote a
+// superblock into it (or the lost image, or a damage did), so the group's
+// replica on this node may have made promises. A cleared allocation
+// (acquire) leaves it blank until vsr formats the group.
+func (slot *superblockSlot) used() (bool, error) {
+	image := make([]byte, slot.store.zoneSize)
+	if err := slot.readZone(0, image); err != nil {
+		return false, err
+	}
+	for _, b := range image {
+		if b != 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // take reserves a free slot (or a new one at the end of the file).

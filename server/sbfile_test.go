@@ -105,7 +105,7 @@ func TestSuperblockStoreSlots(t *testing.T) {
 	store, owner := newTestSuperblockStore(t, fs, "/data")
 	acquire := func(s *superblockStore, group uint64, fresh bool) (*superblockSlot, bool) {
 		t.Helper()
-		slot, lost, err := s.acquire(owner, group, fresh)
+		slot, lost, _, err := s.acquire(owner, group, fresh, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestSuperblockLostAllocationIsCrashSafe(t *testing.T) {
 			mem := memfs.New()
 			store, owner := newTestSuperblockStore(t, mem, root)
 			// An earlier group's slot, tombstoned: its image is not blank.
-			old, _, err := store.acquire(owner, 7, true)
+			old, _, _, err := store.acquire(owner, 7, true, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,10 +246,10 @@ func TestSuperblockLostAllocationIsCrashSafe(t *testing.T) {
 			}
 			cut, _ := newTestSuperblockStoreErr(fsys, root)
 			if cut != nil {
-				_, _, _ = cut.acquire(cut.shards[0].owner, group, false)
+				_, _, _, _ = cut.acquire(cut.shards[0].owner, group, false, false)
 			}
 			again, sh := newTestSuperblockStore(t, mem, root)
-			slot, lost, err := again.acquire(sh, group, false)
+			slot, lost, _, err := again.acquire(sh, group, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -647,6 +647,71 @@ func newTestSuperblockStoreErr(fsys storage.FS, root string) (*superblockStore, 
 	return store, sh
 }
 
+// TestSuperblockSlotOfAGoneReplicaIsLost: a new consensus.vsr for a
+// group whose slot on this node vsr already wrote (the partition's
+// directory moved aside, then the partition created again with the same
+// group) gets the lost image when the group has peers, so that the
+// replica recovers instead of joining view 0 with an empty log, and
+// stays lost across a restart; a slot still blank (an allocation whose
+// consensus.vsr never became durable) and a group of one are cleared.
+func TestSuperblockSlotOfAGoneReplicaIsLost(t *testing.T) {
+	fs := memfs.New()
+	store, owner := newTestSuperblockStore(t, fs, "/data")
+	image := make([]byte, store.zoneSize)
+	readImage := func(slot *superblockSlot) []byte {
+		t.Helper()
+		if err := slot.readZone(0, image); err != nil {
+			t.Fatal(err)
+		}
+		return image
+	}
+	for _, g := range []uint64{20, 21, 22} {
+		if _, _, _, err := store.acquire(owner, g, true, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Groups 20 and 22 wrote a superblock; 21's allocation stayed blank.
+	for _, g := range []uint64{20, 22} {
+		slot := &superblockSlot{store: store, sh: store.shards[0], group: g, index: store.slots[g]}
+		if err := slot.writeZone(0, bytes.Repeat([]byte{byte(g)}, vsr.SectorSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.shards[0].file.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		group            uint64
+		peers, forgotten bool
+	}{{20, true, true}, {21, true, false}, {22, false, false}} {
+		before := store.slots[tc.group]
+		slot, lost, forgotten, err := store.acquire(owner, tc.group, true, tc.peers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slot.index != before || lost != tc.forgotten || forgotten != tc.forgotten {
+			t.Fatalf("group %d (peers %v): slot %d (was %d), lost %v, forgotten %v; want its own slot, lost and forgotten %v",
+				tc.group, tc.peers, slot.index, before, lost, forgotten, tc.forgotten)
+		}
+		want := make([]byte, store.zoneSize)
+		if tc.forgotten {
+			want = lostZoneImage(store.zoneSize)
+		}
+		if !bytes.Equal(readImage(slot), want) {
+			t.Fatalf("group %d (peers %v): the slot's image is not the %s one", tc.group, tc.peers, map[bool]string{true: "lost", false: "blank"}[tc.forgotten])
+		}
+	}
+	fs.Crash()
+	again, sh := newTestSuperblockStore(t, fs, "/data")
+	slot, lost, _, err := again.acquire(sh, 20, false, true)
+	if err != nil || lost {
+		t.Fatalf("group 20 after the restart: lost %v, %v", lost, err)
+	}
+	if !bytes.Equal(readImage(slot), lostZoneImage(again.zoneSize)) {
+		t.Fatal("group 20's slot does not read as lost after the restart")
+	}
+}
+
 // TestSuperblockStoreReleasesRetiredGroups: the boot's sweep tombstones
 // the slots of the groups it is told are retired (a deleted partition's
 // slot a crash left allocated, conflicting slots too), durably, and
@@ -656,7 +721,7 @@ func TestSuperblockStoreReleasesRetiredGroups(t *testing.T) {
 	store, owner := newTestSuperblockStore(t, fs, "/data")
 	slots := map[uint64]uint32{}
 	for _, g := range []uint64{1, 2, 3, 100} {
-		slot, _, err := store.acquire(owner, g, true)
+		slot, _, _, err := store.acquire(owner, g, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
