@@ -174,11 +174,21 @@ func (w *brokerWorld) Liveness() {
 	// changing views after readProbeRoundsMax probes.
 	for round := 1; w.violation == nil && w.livenessProblem() == ""; round++ {
 		problem, viewMoved := w.probeReads()
+		if problem == "" && !viewMoved && w.livenessProblem() != "" {
+			// The probes were served, but the ticks they took moved a
+			// group the probes do not read on: the metadata group's
+			// backup timed out as the partition backups of seed 746 did
+			// (seed 57949: metadata core node 1 started view 12 during
+			// the probe, and the end-of-run check found it changing
+			// views). The core must converge again, within the same
+			// rounds.
+			viewMoved = true
+		}
 		if !viewMoved || round >= readProbeRoundsMax {
 			w.readProblem = problem
 			return
 		}
-		w.logf("read probe refused by a view change; probing again once the core converged")
+		w.logf("a view moved during the read probe; probing again once the core converged")
 		converge()
 	}
 }
