@@ -284,14 +284,11 @@ type Host struct {
 	// bindingFenced: the binding fenced the partition for a reason of its
 	// own (SetFenced); the replica abdicates as for Err.
 	bindingFenced bool
-	// waiters are the submitted requests not answered yet (waiters.go).
-	waiters waiterTable
-	// commitSeen is the replica's commit number after the last input and
-	// commitAt the tick count when it last changed; durableAt is the tick
-	// count when the sync tickets last advanced (the request timeout
-	// runs from them).
-	commitSeen, commitAt, durableAt uint64
-	answers                         AnswerCounts
+	// answering keeps the submitted requests not answered yet
+	// (waiters.go); durableAt is the tick count when the sync tickets last
+	// advanced (a held reply's timeout runs from it).
+	answering
+	durableAt uint64
 }
 
 // SetFenced tells the host whether the binding fenced the partition

@@ -117,12 +117,10 @@ type MetaHost struct {
 	// op at or below it is a duplicate's cached reply (Reply.Replayed).
 	submitting    bool
 	appliedBefore uint64
-	// waiters are the submitted requests not answered yet (waiters.go);
-	// ticks counts Tick; commitSeen is the commit number after the last
-	// input and commitAt the tick count when it last changed.
-	waiters                     waiterTable
-	ticks, commitSeen, commitAt uint64
-	answers                     AnswerCounts
+	// answering keeps the submitted requests not answered yet
+	// (waiters.go); ticks counts Tick.
+	answering
+	ticks uint64
 }
 
 // NewMeta checks cfg and returns a host that must be opened with Open.
@@ -179,23 +177,10 @@ func (h *MetaHost) Step(m *vsr.Message) {
 	h.answerWaiters()
 }
 
-// answerWaiters notes the replica's progress and answers the waiters vsr
-// will not, on Host's rules (waiters.go; no reply is ever held). It runs
-// after every input.
+// answerWaiters answers the waiters vsr will not, on Host's rules
+// (waiters.go; no reply is ever held). It runs after every input.
 func (h *MetaHost) answerWaiters() {
-	if c := h.replica.CommitNumber(); c != h.commitSeen {
-		h.commitSeen, h.commitAt = c, h.ticks
-	}
-	if h.waiters.len() == 0 || h.cfg.Replica.Bugs.Has(vsr.BugRequestLeftUnanswered) {
-		return
-	}
-	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
-	h.waiters.abandon(func(w *waiter) Abandon {
-		return abandonReason(w, r, h.ticks, timeout, h.commitAt, 0)
-	}, func(w waiter, a Abandon) {
-		h.answers.count(a)
-		h.b.Replies.Deliver(answerOf(w, a))
-	})
+	h.answerAbandoned(h.replica, h.cfg.Replica.Bugs, h.ticks, h.cfg.RequestTimeoutTicks, 0, h.b.Replies)
 }
 
 // NextTicket returns the ticket the next submission (SubmitRequest,

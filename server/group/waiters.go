@@ -159,25 +159,42 @@ func (h *Host) deliverHeld(r Reply) {
 	h.b.Replies.Deliver(r)
 }
 
-// answerWaiters notes the replica's progress and answers the waiters vsr
-// will not (waiters.go). It runs after every input.
-func (h *Host) answerWaiters() {
-	if c := h.replica.CommitNumber(); c != h.commitSeen {
-		h.commitSeen, h.commitAt = c, h.ticks
+// answering is what both hosts keep to answer every request: the
+// waiters, the replica's commit number after the last input (commitSeen)
+// and the tick count when it last changed (commitAt), and the counts of
+// the answers vsr did not give.
+type answering struct {
+	waiters              waiterTable
+	commitSeen, commitAt uint64
+	answers              AnswerCounts
+}
+
+// answerAbandoned notes r's progress at tick now and answers through
+// replies every waiter abandonReason gives up (timeout from the later of
+// its submission and the last commit, or of durableAt for a held reply;
+// left view; failed). It reports whether a held reply's waiter was among
+// them.
+func (a *answering) answerAbandoned(r *vsr.Replica, bugs vsr.BugSet, now, timeout, durableAt uint64, replies Replies) (heldAbandoned bool) {
+	if c := r.CommitNumber(); c != a.commitSeen {
+		a.commitSeen, a.commitAt = c, now
 	}
-	if h.waiters.len() == 0 || h.cfg.Replica.Bugs.Has(vsr.BugRequestLeftUnanswered) {
-		return
+	if a.waiters.len() == 0 || bugs.Has(vsr.BugRequestLeftUnanswered) {
+		return false
 	}
-	r, timeout := h.replica, h.cfg.RequestTimeoutTicks
-	heldAbandoned := false
-	h.waiters.abandon(func(w *waiter) Abandon {
-		return abandonReason(w, r, h.ticks, timeout, h.commitAt, h.durableAt)
-	}, func(w waiter, a Abandon) {
+	a.waiters.abandon(func(w *waiter) Abandon {
+		return abandonReason(w, r, now, timeout, a.commitAt, durableAt)
+	}, func(w waiter, why Abandon) {
 		heldAbandoned = heldAbandoned || w.held
-		h.answers.count(a)
-		h.b.Replies.Deliver(answerOf(w, a))
+		a.answers.count(why)
+		replies.Deliver(answerOf(w, why))
 	})
-	if heldAbandoned {
+	return heldAbandoned
+}
+
+// answerWaiters answers the waiters vsr will not (waiters.go). It runs
+// after every input.
+func (h *Host) answerWaiters() {
+	if h.answerAbandoned(h.replica, h.cfg.Replica.Bugs, h.ticks, h.cfg.RequestTimeoutTicks, h.durableAt, h.b.Replies) {
 		h.dropUnwaitedHeld()
 	}
 }
