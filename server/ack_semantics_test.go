@@ -198,7 +198,7 @@ func TestAckReplicatedClusterCrashOfAllKeepsFlushed(t *testing.T) {
 }
 
 // pollAll polls partition p from replica i from offset 0 to its end.
-func (c *ackCluster) pollAll(i int, p uint32) map[uint64]string {
+func (c *testCluster) pollAll(i int, p uint32) map[uint64]string {
 	c.t.Helper()
 	got := map[uint64]string{}
 	var polled client.PolledMessages

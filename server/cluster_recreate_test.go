@@ -42,34 +42,12 @@ func (r *oldFrameRecorder) tap(from, to uint8, frame busFrame) {
 	}
 }
 
-// pollPartition polls partition p of stream 0 topic 0 from replica i from
-// offset 0 to its end and returns every message by offset.
-func (c *testCluster) pollPartition(i int, p uint32) map[uint64]string {
-	c.t.Helper()
-	got := map[uint64]string{}
-	var polled client.PolledMessages
-	for next := uint64(0); ; {
-		err := c.nodes[i].client.PollMessagesInto(ctx(c.t), client.PollRequest{Consumer: client.IndividualConsumer(client.ID(1)),
-			Stream: client.ID(0), Topic: client.ID(0), Partition: p, Strategy: client.PollOffset(next), Count: 1000}, &polled)
-		if err != nil {
-			c.t.Fatalf("poll p%d from replica %d at %d: %v", p, i, next, err)
-		}
-		if len(polled.Messages) == 0 {
-			return got
-		}
-		for _, m := range polled.Messages {
-			got[m.Offset] = string(m.Payload)
-			next = m.Offset + 1
-		}
-	}
-}
-
 // checkExactly fails unless partition p, polled from its primary, holds
 // exactly the acknowledged messages, each at its offset.
 func (c *testCluster) checkExactly(p uint32, acked []ackedMessage) {
 	c.t.Helper()
 	i := c.primary(p)
-	got := c.pollPartition(i, p)
+	got := c.pollAll(i, p)
 	for _, a := range acked {
 		if got[a.offset] != a.payload {
 			c.t.Fatalf("replica %d p%d offset %d: %q, acknowledged %q", i, p, a.offset, got[a.offset], a.payload)
