@@ -19,7 +19,8 @@ import (
 // their commits holding no lock). Both tests run 16 clients over TCP, 50
 // metadata operations each (10 for the topics: a topic's creation makes
 // its partition's files on shard 0), and assert the ratio of journal syncs to
-// committed ops (at most one sync per two ops), not a time: with the
+// committed ops (at most one sync per two ops, three per four for the
+// topics), not a time: with the
 // metadata lock held across a commit and the journal synced inline, every
 // op cost at least one sync of its own. The wall time and the syncs per op
 // are in the log.
@@ -57,16 +58,18 @@ func runMetaGC(t *testing.T, ts *testServer, work func(i int) error) (syncs, ops
 	return syncs1 - syncs0, ops1 - ops0, elapsed
 }
 
-// checkShared asserts that the ops shared their syncs and logs the figure.
-func checkShared(t *testing.T, what string, perClient int, syncs, ops uint64, elapsed time.Duration) {
+// checkShared asserts that the ops shared their syncs, at most syncsPer4
+// syncs per 4 ops, and logs the figure. An op that does not share costs
+// at least one sync of its own (4 per 4 ops).
+func checkShared(t *testing.T, what string, perClient int, syncsPer4 uint64, syncs, ops uint64, elapsed time.Duration) {
 	t.Helper()
 	if want := uint64(metaGCClients * perClient); ops != want {
 		t.Fatalf("%d metadata ops committed, want %d", ops, want)
 	}
 	t.Logf("%d clients x %d %s over TCP: %d ops in %v (%v per op), %d journal syncs, %.3f per op",
 		metaGCClients, perClient, what, ops, elapsed, elapsed/time.Duration(ops), syncs, float64(syncs)/float64(ops))
-	if syncs*2 > ops {
-		t.Fatalf("%d journal syncs for %d concurrent metadata ops: the ops do not share syncs (want at most %d)", syncs, ops, ops/2)
+	if syncs*4 > ops*syncsPer4 {
+		t.Fatalf("%d journal syncs for %d concurrent metadata ops: the ops do not share syncs (want at most %d)", syncs, ops, ops*syncsPer4/4)
 	}
 }
 
@@ -99,7 +102,11 @@ func TestMetadataGroupCommitTopics(t *testing.T) {
 		}
 		return nil
 	})
-	checkShared(t, "topic creations and deletions", metaGCTopicsOps, syncs, ops, elapsed)
+	// At most 3 syncs per 4 ops: alone the test measures about 1 per 4,
+	// but each op's effects (the partition's files, made on shard 0)
+	// hold the next prepare back, and on a loaded machine 0.556 per op
+	// was seen.
+	checkShared(t, "topic creations and deletions", metaGCTopicsOps, 3, syncs, ops, elapsed)
 	// Every deletion committed and is what a reader sees.
 	topics, err := root.GetTopics(ctx(t), client.Named("gc"))
 	if err != nil {
@@ -144,7 +151,7 @@ func TestMetadataGroupCommitLogins(t *testing.T) {
 		}
 		return nil
 	})
-	checkShared(t, "PAT logins and logouts", metaGCOps, syncs, ops, elapsed)
+	checkShared(t, "PAT logins and logouts", metaGCOps, 2, syncs, ops, elapsed)
 }
 
 // TestMetadataGroupCommitSurvivesPowerLoss: 16 clients create streams
